@@ -1,0 +1,177 @@
+// Package api holds the request and response types of lethe's HTTP API, which
+// is Queen MQ's API v1. The server, the Go client and the CLI share them so the
+// three cannot drift apart.
+package api
+
+import "encoding/json"
+
+// DefaultPartition is the partition a push lands in when it names none.
+const DefaultPartition = "Default"
+
+// QueueModeGroup is the consumer group used when a pop names none: every
+// consumer of the queue then shares one cursor, like a classic work queue.
+const QueueModeGroup = "__QUEUE_MODE__"
+
+// Error is the body of every 4xx and 5xx answer.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// PushRequest is the body of POST /api/v1/push.
+type PushRequest struct {
+	Items []PushItem `json:"items"`
+}
+
+// PushItem is one message to append. Payload is kept as raw JSON (null too).
+type PushItem struct {
+	Queue         string          `json:"queue"`
+	Partition     string          `json:"partition,omitempty"`
+	Payload       json.RawMessage `json:"payload"`
+	TransactionID string          `json:"transactionId,omitempty"`
+	TraceID       string          `json:"traceId,omitempty"`
+}
+
+// Push statuses.
+const (
+	StatusQueued    = "queued"
+	StatusDuplicate = "duplicate"
+	StatusBuffered  = "buffered"
+	StatusFailed    = "failed"
+)
+
+// PushResult answers one PushItem, in item order.
+type PushResult struct {
+	Index         int    `json:"index"`
+	TransactionID string `json:"transaction_id"`
+	// TransactionIDCamel repeats TransactionID for clients that read Queen's
+	// camelCase spelling.
+	TransactionIDCamel string `json:"transactionId"`
+	Status             string `json:"status"`
+	MessageID          string `json:"message_id,omitempty"`
+	PartitionID        string `json:"partition_id,omitempty"`
+	TraceID            string `json:"trace_id,omitempty"`
+	QueueName          string `json:"queueName"`
+	Error              string `json:"error,omitempty"`
+}
+
+// Message is one delivered message.
+type Message struct {
+	ID            string          `json:"id"`
+	TransactionID string          `json:"transactionId"`
+	TraceID       string          `json:"traceId,omitempty"`
+	Data          json.RawMessage `json:"data"`
+	ProducerSub   string          `json:"producerSub,omitempty"`
+	CreatedAt     string          `json:"createdAt"`
+	Queue         string          `json:"queue"`
+	Partition     string          `json:"partition"`
+	PartitionID   string          `json:"partitionId"`
+	LeaseID       string          `json:"leaseId,omitempty"`
+	ConsumerGroup string          `json:"consumerGroup,omitempty"`
+	RetryCount    int             `json:"retryCount"`
+	Offset        int64           `json:"offset"`
+}
+
+// PopResponse is the 200 answer of a pop; an empty pop answers 204.
+type PopResponse struct {
+	Success           bool      `json:"success"`
+	Queue             string    `json:"queue"`
+	Partition         string    `json:"partition,omitempty"`
+	PartitionID       string    `json:"partitionId,omitempty"`
+	LeaseID           string    `json:"leaseId,omitempty"`
+	ConsumerGroup     string    `json:"consumerGroup"`
+	PartitionsClaimed int       `json:"partitionsClaimed"`
+	Messages          []Message `json:"messages"`
+}
+
+// Ack statuses. "success" is Queen's alias of "completed".
+const (
+	AckCompleted = "completed"
+	AckSuccess   = "success"
+	AckFailed    = "failed"
+	AckRetry     = "retry"
+	AckDLQ       = "dlq"
+)
+
+// AckRequest is the body of POST /api/v1/ack and one element of a batch.
+type AckRequest struct {
+	TransactionID string `json:"transactionId"`
+	PartitionID   string `json:"partitionId"`
+	LeaseID       string `json:"leaseId,omitempty"`
+	Status        string `json:"status"`
+	ConsumerGroup string `json:"consumerGroup,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
+// AckBatchRequest is the body of POST /api/v1/ack/batch.
+type AckBatchRequest struct {
+	ConsumerGroup   string       `json:"consumerGroup,omitempty"`
+	Acknowledgments []AckRequest `json:"acknowledgments"`
+}
+
+// AckResult answers one acknowledgement.
+type AckResult struct {
+	Index         int    `json:"index"`
+	TransactionID string `json:"transactionId"`
+	Success       bool   `json:"success"`
+	Error         string `json:"error,omitempty"`
+	QueueName     string `json:"queueName,omitempty"`
+	PartitionName string `json:"partitionName,omitempty"`
+	LeaseReleased bool   `json:"leaseReleased"`
+	DLQ           bool   `json:"dlq"`
+}
+
+// TransactionRequest is the body of POST /api/v1/transaction.
+type TransactionRequest struct {
+	Operations     []Operation `json:"operations"`
+	RequiredLeases []string    `json:"requiredLeases,omitempty"`
+}
+
+// Operation is one step of a transaction: an ack or a push.
+type Operation struct {
+	Type          string     `json:"type"`
+	TransactionID string     `json:"transactionId,omitempty"`
+	PartitionID   string     `json:"partitionId,omitempty"`
+	LeaseID       string     `json:"leaseId,omitempty"`
+	Status        string     `json:"status,omitempty"`
+	ConsumerGroup string     `json:"consumerGroup,omitempty"`
+	Error         string     `json:"error,omitempty"`
+	Items         []PushItem `json:"items,omitempty"`
+}
+
+// TransactionResponse answers a transaction: all of it happened, or none.
+type TransactionResponse struct {
+	TransactionID string            `json:"transactionId"`
+	Success       bool              `json:"success"`
+	Error         string            `json:"error,omitempty"`
+	Results       []json.RawMessage `json:"results"`
+}
+
+// ExtendLeaseRequest is the body of POST /api/v1/lease/:id/extend.
+type ExtendLeaseRequest struct {
+	Seconds int `json:"seconds"`
+}
+
+// ExtendLeaseResponse answers a lease extension.
+type ExtendLeaseResponse struct {
+	Success      bool   `json:"success"`
+	LeaseID      string `json:"leaseId"`
+	NewExpiresAt string `json:"newExpiresAt,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+// ConfigureRequest is the body of POST /api/v1/configure.
+type ConfigureRequest struct {
+	Queue     string          `json:"queue"`
+	Namespace string          `json:"namespace,omitempty"`
+	Task      string          `json:"task,omitempty"`
+	Options   json.RawMessage `json:"options,omitempty"`
+}
+
+// ConfigureResponse answers a configure call.
+type ConfigureResponse struct {
+	Configured bool         `json:"configured"`
+	Queue      string       `json:"queue"`
+	Namespace  string       `json:"namespace,omitempty"`
+	Task       string       `json:"task,omitempty"`
+	Options    QueueOptions `json:"options"`
+}

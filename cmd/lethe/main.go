@@ -1,0 +1,22 @@
+// Command lethe is the lethe message log: `lethe serve` runs a replica, the
+// other commands talk to one over HTTP.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"lethe/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := cli.NewRoot(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,167 @@
+// Package app assembles one lethe replica: database (embedded or given),
+// migrations, engine, background services and the HTTP server.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"lethe/internal/clock"
+	"lethe/internal/config"
+	"lethe/internal/engine"
+	"lethe/internal/httpapi"
+	"lethe/internal/pgembed"
+	"lethe/internal/schema"
+)
+
+// App is a running replica.
+type App struct {
+	Config   config.Server
+	Log      *slog.Logger
+	Clock    clock.Clock
+	Pool     *pgxpool.Pool
+	Engine   *engine.Engine
+	Server   *httpapi.Server
+	Listener net.Listener
+
+	cluster  *pgembed.Cluster
+	http     *http.Server
+	services []service
+}
+
+// service is a background loop the app starts and stops with itself.
+type service interface {
+	Start(ctx context.Context) error
+	Stop()
+}
+
+// Options are what tests inject.
+type Options struct {
+	Clock clock.Clock
+	// Listener, when set, is used instead of listening on HOST:PORT.
+	Listener net.Listener
+}
+
+// Start brings a replica up and serves until Stop.
+func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Options) (*App, error) {
+	a := &App{Config: cfg, Log: log, Clock: opts.Clock}
+	if a.Clock == nil {
+		a.Clock = clock.Real{}
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Stop(context.Background())
+		}
+	}()
+	dsn := cfg.DatabaseURL
+	if dsn == "" {
+		dataDir, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("no DATABASE_URL set: starting an embedded PostgreSQL", "data_dir", dataDir)
+		a.cluster, err = pgembed.Start(ctx, pgembed.Config{DataDir: dataDir, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("embedded PostgreSQL: %w", err)
+		}
+		dsn = a.cluster.ConnString("postgres")
+	}
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	pcfg.MaxConns = int32(cfg.PoolSize)
+	a.Pool, err = pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err = a.Pool.Ping(pingCtx)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("connect to PostgreSQL at %s: %w", redact(dsn), err)
+	}
+	applied, err := schema.Migrate(ctx, a.Pool)
+	if err != nil {
+		return nil, err
+	}
+	if len(applied) > 0 {
+		log.Info("schema migrated", "versions", applied)
+	}
+	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes})
+	a.Server = httpapi.New(httpapi.Config{
+		Engine: a.Engine,
+		Logger: log,
+		Auth:   httpapi.Auth{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken},
+	})
+	for _, s := range a.services {
+		if err := s.Start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	a.Listener = opts.Listener
+	if a.Listener == nil {
+		a.Listener, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s:%d: %w (is another lethe running? set PORT)", cfg.Host, cfg.Port, err)
+		}
+	}
+	a.http = &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := a.http.Serve(a.Listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("HTTP server stopped", "error", err)
+		}
+	}()
+	log.Info("lethe listening", "addr", a.Listener.Addr().String())
+	ok = true
+	return a, nil
+}
+
+// URL is the replica's base URL.
+func (a *App) URL() string { return "http://" + a.Listener.Addr().String() }
+
+// Stop shuts the replica down: HTTP first (long polls end), then services,
+// engine, pool and the embedded cluster.
+func (a *App) Stop(ctx context.Context) {
+	if a.http != nil {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_ = a.http.Shutdown(sctx)
+		cancel()
+	}
+	for i := len(a.services) - 1; i >= 0; i-- {
+		a.services[i].Stop()
+	}
+	if a.Engine != nil {
+		a.Engine.Close()
+	}
+	if a.Pool != nil {
+		a.Pool.Close()
+	}
+	if a.cluster != nil {
+		if err := a.cluster.Stop(ctx); err != nil {
+			a.Log.Error("stopping embedded PostgreSQL", "error", err)
+		} else {
+			a.Log.Info("embedded PostgreSQL stopped")
+		}
+	}
+}
+
+// redact hides a password in a connection string for logs.
+func redact(dsn string) string {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return "(unparsable)"
+	}
+	c := cfg.ConnConfig
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s", c.Host, c.Port, c.User, c.Database)
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"lethe/internal/app"
+	"lethe/internal/config"
+)
+
+type serveOptions struct {
+	cfg config.Server
+}
+
+func newServeCmd() *cobra.Command {
+	opts := &serveOptions{}
+	var port int
+	var host, dataDir, dbURL string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a lethe replica (embedded PostgreSQL when no DATABASE_URL is set)",
+		Long: `Run a lethe replica on PORT (6632).
+
+With DATABASE_URL (or Queen's PG_HOST, PG_PORT, PG_USER, PG_PASSWORD, PG_DB)
+lethe uses that PostgreSQL; any number of replicas may share it. Without, it
+starts a private PostgreSQL from the binaries installed on this machine in
+LETHE_DATA_DIR (./lethe-data) and stops it on exit.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.FromEnv()
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("port") {
+				cfg.Port = port
+			}
+			if cmd.Flags().Changed("host") {
+				cfg.Host = host
+			}
+			if cmd.Flags().Changed("data-dir") {
+				cfg.DataDir = dataDir
+			}
+			if cmd.Flags().Changed("database-url") {
+				cfg.DatabaseURL = dbURL
+			}
+			opts.cfg = cfg
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			return opts.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().IntVar(&port, "port", 6632, "HTTP port (PORT)")
+	cmd.Flags().StringVar(&host, "host", "0.0.0.0", "address to listen on (HOST)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "./lethe-data", "folder for the embedded PostgreSQL and the maintenance buffer (LETHE_DATA_DIR)")
+	cmd.Flags().StringVar(&dbURL, "database-url", "", "PostgreSQL to use instead of the embedded one (DATABASE_URL)")
+	return cmd
+}
+
+func (o *serveOptions) Validate() error { return o.cfg.Validate() }
+
+func (o *serveOptions) Run(ctx context.Context) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: parseLevel(o.cfg.LogLevel)}))
+	a, err := app.Start(ctx, o.cfg, log, app.Options{})
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	log.Info("shutting down")
+	a.Stop(context.Background())
+	return nil
+}
+
+func parseLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}

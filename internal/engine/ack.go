@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"lethe/api"
+)
+
+// normalizeAckStatus maps Queen's spellings onto lethe's outcomes.
+func normalizeAckStatus(s string) (string, bool) {
+	switch s {
+	case api.AckCompleted, api.AckSuccess, "":
+		return api.AckCompleted, true
+	case api.AckFailed, api.AckRetry:
+		return api.AckFailed, true
+	case api.AckDLQ:
+		return api.AckDLQ, true
+	}
+	return "", false
+}
+
+type ackItem struct {
+	index int
+	req   api.AckRequest
+}
+
+// Ack applies acknowledgements. Problems with one ack (unknown partition,
+// lease gone, unknown transaction) answer success=false for it, never an
+// error; an error means the database failed.
+func (e *Engine) Ack(ctx context.Context, acks []api.AckRequest, defaultGroup string) ([]api.AckResult, error) {
+	results := make([]api.AckResult, len(acks))
+	type key struct {
+		pid   uuid.UUID
+		group string
+	}
+	groups := map[key][]ackItem{}
+	var order []key
+	for i, a := range acks {
+		results[i] = api.AckResult{Index: i, TransactionID: a.TransactionID}
+		if a.ConsumerGroup == "" {
+			a.ConsumerGroup = defaultGroup
+		}
+		if a.ConsumerGroup == "" {
+			a.ConsumerGroup = api.QueueModeGroup
+		}
+		pid, err := uuid.Parse(a.PartitionID)
+		if err != nil {
+			results[i].Error = fmt.Sprintf("partitionId %q is not a partition id (a UUID from the popped message)", a.PartitionID)
+			continue
+		}
+		if a.TransactionID == "" {
+			results[i].Error = "transactionId is required"
+			continue
+		}
+		k := key{pid, a.ConsumerGroup}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], ackItem{i, a})
+	}
+	for _, k := range order {
+		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+			return e.ackGroup(ctx, tx, k.pid, k.group, groups[k], results)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+// ackGroup applies the acks of one group on one partition inside tx, holding
+// the cursor row lock.
+func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, items []ackItem, results []api.AckResult) error {
+	var queueName, partName string
+	var retryLimit int
+	err := tx.QueryRow(ctx, `
+		SELECT q.name, p.name, q.retry_limit FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+		 WHERE p.id = $1`, pid).Scan(&queueName, &partName, &retryLimit)
+	if errors.Is(err, pgx.ErrNoRows) {
+		for _, it := range items {
+			results[it.index].Error = fmt.Sprintf("partition %s does not exist", pid)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ack: load partition %s: %w", pid, err)
+	}
+	c, err := lockCursor(ctx, tx, pid, group, false)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		results[it.index].QueueName, results[it.index].PartitionName = queueName, partName
+	}
+	if c == nil {
+		for _, it := range items {
+			results[it.index].Error = fmt.Sprintf("consumer group %q has nothing delivered on this partition", groupLabelOrQueue(group))
+		}
+		return nil
+	}
+	now := e.clock.Now()
+	leaseIDStr := ""
+	if c.leased() {
+		leaseIDStr = c.leaseID.String()
+	}
+	changed := false
+	for _, it := range items {
+		res := &results[it.index]
+		status, ok := normalizeAckStatus(it.req.Status)
+		if !ok {
+			res.Error = fmt.Sprintf("status %q is not one of completed, success, failed, retry, dlq", it.req.Status)
+			continue
+		}
+		idx := -1
+		if c.leased() && (it.req.LeaseID == "" || it.req.LeaseID == leaseIDStr) {
+			idx = slices.Index(c.leaseTxns, it.req.TransactionID)
+		}
+		if idx < 0 {
+			// Not in the live lease: done already, or lost with its lease.
+			done, err := e.alreadyDone(ctx, tx, c, it.req.TransactionID)
+			if err != nil {
+				return err
+			}
+			if done {
+				res.Success = true
+				continue
+			}
+			if it.req.LeaseID != "" && it.req.LeaseID != leaseIDStr {
+				res.Error = fmt.Sprintf("lease %s is no longer held (it expired or was released); the message will be redelivered", it.req.LeaseID)
+			} else {
+				res.Error = fmt.Sprintf("transaction %s is not leased to consumer group %q (unknown, expired, or past the deduplication window)",
+					it.req.TransactionID, groupLabelOrQueue(group))
+			}
+			continue
+		}
+		off := c.leaseFrom + int64(idx)
+		switch status {
+		case api.AckCompleted:
+			c.leaseDone = appendUnique(c.leaseDone, off)
+		case api.AckFailed:
+			c.leaseFail = appendUnique(c.leaseFail, off)
+			if it.req.Error != "" {
+				c.leaseError = it.req.Error
+			}
+		case api.AckDLQ:
+			if err := e.deadLetter(ctx, tx, c, off, it.req.Error, c.retryCount, now); err != nil {
+				return err
+			}
+			c.leaseDone = appendUnique(c.leaseDone, off)
+			res.DLQ = true
+		}
+		res.Success = true
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	if c.outcomeCount() >= c.leaseSize() {
+		dead, err := e.settle(ctx, tx, c, retryLimit, now)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if results[it.index].Success {
+				results[it.index].LeaseReleased = true
+				if dead && isFailed(it.req.Status) {
+					results[it.index].DLQ = true
+				}
+			}
+		}
+	}
+	if e.cfg.Hooks.Acked != nil {
+		e.cfg.Hooks.Acked(queueName, group, "ack", len(items))
+	}
+	return c.save(ctx, tx, now, false)
+}
+
+func isFailed(s string) bool { st, _ := normalizeAckStatus(s); return st == api.AckFailed }
+
+func groupLabelOrQueue(group string) string {
+	if group == api.QueueModeGroup {
+		return "queue mode"
+	}
+	return group
+}
+
+// alreadyDone tells whether txnID resolves, through the hash sidecar, to an
+// offset the group has already moved past. A hash purged past its window
+// resolves as unknown: not acked, so the message is redelivered rather than
+// lost.
+func (e *Engine) alreadyDone(ctx context.Context, tx pgx.Tx, c *cursor, txnID string) (bool, error) {
+	var off int64
+	err := tx.QueryRow(ctx, `SELECT msg_offset FROM lethe.txns WHERE partition_id = $1 AND txn_hash = $2`,
+		c.pid, txnHash(txnID)).Scan(&off)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("ack: resolve transaction: %w", err)
+	}
+	return off <= c.committed, nil
+}
+
+func appendUnique(s []int64, v int64) []int64 {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}

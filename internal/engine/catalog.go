@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"lethe/internal/clock"
+)
+
+// queueInfoTTL bounds how stale a replica's view of a queue's options may be
+// after another replica reconfigures it.
+const queueInfoTTL = time.Second
+
+// Queue is what the hot paths need to know about a queue.
+type Queue struct {
+	ID                int64
+	Name              string
+	LeaseTime         int
+	RetryLimit        int
+	DelayedProcessing int
+	WindowBuffer      int
+
+	loadedAt time.Time
+}
+
+// catalog caches queue and partition ids so a push costs no lookups. Entries
+// can go stale when a queue is deleted or a partition cleaned up; the append
+// path notices (the partition row is gone) and calls forget.
+type catalog struct {
+	pool  *pgxpool.Pool
+	clock clock.Clock
+
+	mu         sync.Mutex
+	queues     map[string]*Queue
+	partitions map[partKey]uuid.UUID
+}
+
+type partKey struct{ queue, partition string }
+
+func newCatalog(pool *pgxpool.Pool, clk clock.Clock) *catalog {
+	return &catalog{pool: pool, clock: clk, queues: map[string]*Queue{}, partitions: map[partKey]uuid.UUID{}}
+}
+
+// queue returns the named queue, or nil when it does not exist.
+func (c *catalog) queue(ctx context.Context, name string) (*Queue, error) {
+	c.mu.Lock()
+	q := c.queues[name]
+	c.mu.Unlock()
+	if q != nil && time.Since(q.loadedAt) < queueInfoTTL {
+		return q, nil
+	}
+	q = &Queue{Name: name}
+	err := c.pool.QueryRow(ctx, `
+		SELECT id, lease_time, retry_limit, delayed_processing, window_buffer
+		  FROM lethe.queues WHERE name = $1`, name).
+		Scan(&q.ID, &q.LeaseTime, &q.RetryLimit, &q.DelayedProcessing, &q.WindowBuffer)
+	if errors.Is(err, pgx.ErrNoRows) {
+		c.forgetQueue(name)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load queue %s: %w", name, err)
+	}
+	q.loadedAt = time.Now()
+	c.mu.Lock()
+	c.queues[name] = q
+	c.mu.Unlock()
+	return q, nil
+}
+
+// ensureQueue returns the queue, creating it with default options.
+func (c *catalog) ensureQueue(ctx context.Context, name string) (*Queue, error) {
+	q, err := c.queue(ctx, name)
+	if err != nil || q != nil {
+		return q, err
+	}
+	now := c.clock.Now()
+	if _, err := c.pool.Exec(ctx, `
+		INSERT INTO lethe.queues (name, created_at, updated_at) VALUES ($1, $2, $2)
+		ON CONFLICT (name) DO NOTHING`, name, now); err != nil {
+		return nil, fmt.Errorf("create queue %s: %w", name, err)
+	}
+	q, err = c.queue(ctx, name)
+	if err == nil && q == nil {
+		err = fmt.Errorf("create queue %s: deleted while being created", name)
+	}
+	return q, err
+}
+
+// ensurePartition returns the partition's id, creating queue and partition
+// on first use.
+func (c *catalog) ensurePartition(ctx context.Context, queue, partition string) (uuid.UUID, error) {
+	key := partKey{queue, partition}
+	c.mu.Lock()
+	id, ok := c.partitions[key]
+	c.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	q, err := c.ensureQueue(ctx, queue)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	err = c.pool.QueryRow(ctx, `
+		WITH ins AS (
+			INSERT INTO lethe.partitions (id, queue_id, name, created_at)
+			VALUES ($1, $2, $3, $4)
+			ON CONFLICT (queue_id, name) DO NOTHING
+			RETURNING id)
+		SELECT id FROM ins
+		UNION ALL
+		SELECT id FROM lethe.partitions WHERE queue_id = $2 AND name = $3
+		LIMIT 1`, uuid.New(), q.ID, partition, c.clock.Now()).Scan(&id)
+	if err != nil {
+		// The queue may have been deleted since we cached it.
+		c.forgetQueue(queue)
+		return uuid.Nil, fmt.Errorf("create partition %s/%s: %w", queue, partition, err)
+	}
+	c.mu.Lock()
+	c.partitions[key] = id
+	c.mu.Unlock()
+	return id, nil
+}
+
+// partitionID looks a partition up without creating it.
+func (c *catalog) partitionID(ctx context.Context, q *Queue, partition string) (uuid.UUID, bool, error) {
+	key := partKey{q.Name, partition}
+	c.mu.Lock()
+	id, ok := c.partitions[key]
+	c.mu.Unlock()
+	if ok {
+		return id, true, nil
+	}
+	err := c.pool.QueryRow(ctx, `SELECT id FROM lethe.partitions WHERE queue_id = $1 AND name = $2`, q.ID, partition).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, false, nil
+	}
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("look up partition %s/%s: %w", q.Name, partition, err)
+	}
+	c.mu.Lock()
+	c.partitions[key] = id
+	c.mu.Unlock()
+	return id, true, nil
+}
+
+func (c *catalog) forgetPartition(queue, partition string) {
+	c.mu.Lock()
+	delete(c.partitions, partKey{queue, partition})
+	c.mu.Unlock()
+}
+
+// forgetQueue drops a queue and its partitions from the cache.
+func (c *catalog) forgetQueue(queue string) {
+	c.mu.Lock()
+	delete(c.queues, queue)
+	for k := range c.partitions {
+		if k.queue == queue {
+			delete(c.partitions, k)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// Forget drops every cached id, for callers that deleted rows behind the
+// engine's back (queue deletion, partition cleanup).
+func (e *Engine) Forget(queue string) {
+	if queue == "" {
+		e.catalog.mu.Lock()
+		e.catalog.queues = map[string]*Queue{}
+		e.catalog.partitions = map[partKey]uuid.UUID{}
+		e.catalog.mu.Unlock()
+		return
+	}
+	e.catalog.forgetQueue(queue)
+}

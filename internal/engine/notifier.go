@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// notifyChannel is the Postgres channel that tells other replicas a queue
+// got messages, so their long polls wake too.
+const notifyChannel = "lethe_push"
+
+// notifyDebounce batches cross-replica notifications: NOTIFY serializes
+// committing transactions on a global lock, so it must stay off the push
+// path. A remote long poll wakes at most this much later.
+const notifyDebounce = 5 * time.Millisecond
+
+// notifier wakes long polls: local waiters directly, other replicas through
+// LISTEN/NOTIFY sent from a background goroutine.
+type notifier struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	waiters map[string]map[chan struct{}]struct{}
+	outbox  map[string]struct{}
+	kick    chan struct{}
+}
+
+func newNotifier(pool *pgxpool.Pool, log *slog.Logger) *notifier {
+	return &notifier{
+		pool:    pool,
+		log:     log,
+		waiters: map[string]map[chan struct{}]struct{}{},
+		outbox:  map[string]struct{}{},
+		kick:    make(chan struct{}, 1),
+	}
+}
+
+// subscribe returns a channel that receives after the next push to queue.
+func (n *notifier) subscribe(queue string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	n.mu.Lock()
+	if n.waiters[queue] == nil {
+		n.waiters[queue] = map[chan struct{}]struct{}{}
+	}
+	n.waiters[queue][ch] = struct{}{}
+	n.mu.Unlock()
+	return ch, func() {
+		n.mu.Lock()
+		delete(n.waiters[queue], ch)
+		if len(n.waiters[queue]) == 0 {
+			delete(n.waiters, queue)
+		}
+		n.mu.Unlock()
+	}
+}
+
+// notify wakes local waiters on queue and schedules a NOTIFY for the others.
+func (n *notifier) notify(queue string) {
+	n.wakeLocal(queue)
+	n.mu.Lock()
+	n.outbox[queue] = struct{}{}
+	n.mu.Unlock()
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (n *notifier) wakeLocal(queue string) {
+	n.mu.Lock()
+	for ch := range n.waiters[queue] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	n.mu.Unlock()
+}
+
+// listen runs until ctx ends: it LISTENs for other replicas' pushes and
+// sends ours. Connection failures are retried; long polls also re-check on
+// a timer, so a lost notification only delays a wake-up.
+func (n *notifier) listen(ctx context.Context) {
+	go n.sendLoop(ctx)
+	for ctx.Err() == nil {
+		if err := n.listenOnce(ctx); err != nil && ctx.Err() == nil {
+			n.log.Warn("push listener lost its connection; retrying", "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+func (n *notifier) listenOnce(ctx context.Context) error {
+	conn, err := n.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The connection ends up in LISTEN state: take it out of the pool for
+	// good rather than give it back.
+	pc := conn.Hijack()
+	defer pc.Close(context.Background())
+	if _, err := pc.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return err
+	}
+	for {
+		msg, err := pc.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		n.wakeLocal(msg.Payload)
+	}
+}
+
+func (n *notifier) sendLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.kick:
+		}
+		time.Sleep(notifyDebounce)
+		n.mu.Lock()
+		queues := make([]string, 0, len(n.outbox))
+		for q := range n.outbox {
+			queues = append(queues, q)
+		}
+		n.outbox = map[string]struct{}{}
+		n.mu.Unlock()
+		if len(queues) == 0 {
+			continue
+		}
+		if _, err := n.pool.Exec(ctx, "SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q", notifyChannel, queues); err != nil && ctx.Err() == nil {
+			n.log.Warn("could not notify other replicas of pushes", "error", err)
+		}
+	}
+}

@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"lethe/api"
+)
+
+// Bounds on pop parameters.
+const (
+	MaxBatch         = 10_000
+	MaxPopTimeout    = 10 * time.Minute
+	MaxPopPartitions = 100
+	// repollInterval re-checks a long poll without a wake-up: it covers a
+	// lost notification and messages whose delay has just passed.
+	repollInterval = time.Second
+)
+
+// PopRequest asks for messages of one queue.
+type PopRequest struct {
+	Queue            string
+	Partition        string // empty: any partition with work
+	Group            string // empty: queue mode
+	Batch            int
+	Wait             bool
+	Timeout          time.Duration
+	AutoAck          bool
+	SubscriptionMode string
+	SubscriptionFrom string
+	MaxPartitions    int
+}
+
+// Validate checks bounds and fills defaults.
+func (r *PopRequest) Validate() error {
+	if err := ValidateName("queue", r.Queue); err != nil {
+		return err
+	}
+	if r.Partition != "" {
+		if err := ValidateName("partition", r.Partition); err != nil {
+			return err
+		}
+	}
+	if r.Group == "" {
+		r.Group = api.QueueModeGroup
+	} else if err := ValidateName("consumerGroup", r.Group); err != nil {
+		return err
+	}
+	if r.Batch == 0 {
+		r.Batch = 1
+	}
+	if r.Batch < 1 || r.Batch > MaxBatch {
+		return invalidf("batch must be between 1 and %d, got %d", MaxBatch, r.Batch)
+	}
+	if r.Timeout < 0 || r.Timeout > MaxPopTimeout {
+		return invalidf("timeout must be between 0 and %d ms", MaxPopTimeout.Milliseconds())
+	}
+	if r.MaxPartitions == 0 {
+		r.MaxPartitions = 1
+	}
+	if r.MaxPartitions < 1 || r.MaxPartitions > MaxPopPartitions {
+		return invalidf("partitions must be between 1 and %d, got %d", MaxPopPartitions, r.MaxPartitions)
+	}
+	switch r.SubscriptionMode {
+	case "", SubscriptionAll, SubscriptionNew:
+	default:
+		return invalidf("subscriptionMode must be %q or %q, got %q", SubscriptionAll, SubscriptionNew, r.SubscriptionMode)
+	}
+	if r.SubscriptionFrom != "" && r.SubscriptionFrom != "now" {
+		if _, err := time.Parse(time.RFC3339Nano, r.SubscriptionFrom); err != nil {
+			return invalidf("subscriptionFrom must be \"now\" or an RFC 3339 time, got %q", r.SubscriptionFrom)
+		}
+	}
+	return nil
+}
+
+// Pop leases messages to the request's group. With Wait it long-polls until
+// messages arrive or Timeout passes; an empty response has no messages.
+func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(req.Timeout)
+	for {
+		var wake <-chan struct{}
+		cancel := func() {}
+		if req.Wait {
+			wake, cancel = e.notifier.subscribe(req.Queue)
+		}
+		resp, err := e.popOnce(ctx, req)
+		if err != nil || len(resp.Messages) > 0 || !req.Wait {
+			cancel()
+			return resp, err
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			cancel()
+			return resp, nil
+		}
+		t := time.NewTimer(min(remaining, repollInterval))
+		select {
+		case <-wake:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			cancel()
+			return resp, nil
+		}
+		t.Stop()
+		cancel()
+	}
+}
+
+type candidate struct {
+	pid  uuid.UUID
+	name string
+}
+
+func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse, error) {
+	resp := &api.PopResponse{Success: true, Queue: req.Queue, ConsumerGroup: groupLabel(req.Group), Messages: []api.Message{}}
+	q, err := e.catalog.queue(ctx, req.Queue)
+	if err != nil || q == nil {
+		return resp, err
+	}
+	now := e.clock.Now()
+	fromAt, err := e.subscription(ctx, q, req.Group, req.SubscriptionMode, req.SubscriptionFrom, now)
+	if err != nil {
+		return nil, err
+	}
+	var cands []candidate
+	if req.Partition != "" {
+		pid, ok, err := e.catalog.partitionID(ctx, q, req.Partition)
+		if err != nil || !ok {
+			return resp, err
+		}
+		cands = []candidate{{pid, req.Partition}}
+	} else {
+		cands, err = e.candidates(ctx, q, req.Group, fromAt, now, req.MaxPartitions*4)
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range cands {
+		if resp.PartitionsClaimed >= req.MaxPartitions {
+			break
+		}
+		msgs, leaseID, err := e.claim(ctx, q, c, req, fromAt, now)
+		if err != nil {
+			return nil, err
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		if resp.PartitionsClaimed == 0 {
+			resp.Partition, resp.PartitionID, resp.LeaseID = c.name, c.pid.String(), leaseID
+		}
+		resp.PartitionsClaimed++
+		resp.Messages = append(resp.Messages, msgs...)
+	}
+	if e.cfg.Hooks.Delivered != nil && len(resp.Messages) > 0 {
+		e.cfg.Hooks.Delivered(q.Name, req.Group, len(resp.Messages))
+	}
+	return resp, nil
+}
+
+func groupLabel(group string) string {
+	if group == api.QueueModeGroup {
+		return ""
+	}
+	return group
+}
+
+// candidates lists partitions of q that may have work for group: messages
+// past its cursor and no live lease. The least recently popped come first so
+// partitions share the consumers fairly.
+func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt *time.Time, now time.Time, limit int) ([]candidate, error) {
+	rows, err := e.pool.Query(ctx, `
+		SELECT p.id, p.name
+		  FROM lethe.partitions p
+		  LEFT JOIN lethe.cursors c ON c.partition_id = p.id AND c.group_name = $2
+		 WHERE p.queue_id = $1
+		   AND p.next_offset > greatest(coalesce(c.committed + 1, 0), p.low_watermark)
+		   AND (c.lease_id IS NULL OR c.lease_until <= $3)
+		   AND ($4::timestamptz IS NULL OR c.partition_id IS NOT NULL OR p.last_push_at >= $4)
+		   AND ($5 = 0 OR p.last_push_at <= $3 - make_interval(secs => $5))
+		 ORDER BY c.last_pop_at NULLS FIRST
+		 LIMIT $6`, q.ID, group, now, fromAt, q.WindowBuffer, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find partitions of %s with work: %w", q.Name, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
+		var c candidate
+		err := r.Scan(&c.pid, &c.name)
+		return c, err
+	})
+}
+
+// claim leases the next messages of one partition to the group, or answers
+// none when another consumer holds it or nothing is visible yet.
+func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopRequest, fromAt *time.Time, now time.Time) ([]api.Message, string, error) {
+	if err := e.ensureCursor(ctx, cand.pid, req.Group, fromAt); err != nil {
+		return nil, "", err
+	}
+	var msgs []api.Message
+	var leaseID string
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		c, err := lockCursor(ctx, tx, cand.pid, req.Group, true)
+		if err != nil || c == nil {
+			return err
+		}
+		if c.leased() {
+			if c.leaseUntil.After(now) {
+				return nil
+			}
+			if err := e.expireLease(ctx, tx, c, q.RetryLimit, now); err != nil {
+				return err
+			}
+		}
+		var next, low int64
+		var lastPush *time.Time
+		if err := tx.QueryRow(ctx, `SELECT next_offset, low_watermark, last_push_at FROM lethe.partitions WHERE id = $1`,
+			cand.pid).Scan(&next, &low, &lastPush); err != nil {
+			return fmt.Errorf("read partition %s: %w", cand.pid, err)
+		}
+		start := max(c.committed+1, low)
+		windowOpen := q.WindowBuffer > 0 && lastPush != nil && lastPush.After(now.Add(-time.Duration(q.WindowBuffer)*time.Second))
+		var frames []storedFrame
+		if start < next && !windowOpen {
+			visible := now.Add(-time.Duration(q.DelayedProcessing) * time.Second)
+			frames, err = readFrames(ctx, tx, cand.pid, start, req.Batch, visible)
+			if err != nil {
+				return err
+			}
+		}
+		if len(frames) == 0 {
+			return c.save(ctx, tx, now, false)
+		}
+		last := frames[len(frames)-1].offset
+		if req.AutoAck {
+			c.committed = last
+		} else {
+			id := uuid.New()
+			c.leaseID = &id
+			c.leaseFrom, c.leaseTo = start, last
+			c.leaseUntil = now.Add(time.Duration(q.LeaseTime) * time.Second)
+			c.leaseTxns = make([]string, last-start+1)
+			c.leaseDone, c.leaseFail, c.leaseError = nil, nil, ""
+			leaseID = id.String()
+			// Offsets retention removed inside the range stay empty and
+			// count as done.
+			for o := start; o <= last; o++ {
+				c.leaseDone = append(c.leaseDone, o)
+			}
+			for _, f := range frames {
+				c.leaseTxns[f.offset-start] = f.TxnID
+				c.leaseDone = removeValue(c.leaseDone, f.offset)
+			}
+		}
+		if err := c.save(ctx, tx, now, true); err != nil {
+			return err
+		}
+		msgs = make([]api.Message, len(frames))
+		for i, f := range frames {
+			retries := 0
+			if c.retryOffset != nil && *c.retryOffset == f.offset {
+				retries = c.retryCount
+			}
+			msgs[i] = api.Message{
+				ID:            MessageID(cand.pid, f.offset),
+				TransactionID: f.TxnID,
+				TraceID:       f.TraceID,
+				Data:          f.Payload,
+				ProducerSub:   f.ProducerSub,
+				CreatedAt:     f.CreatedAt.Format(time.RFC3339Nano),
+				Queue:         q.Name,
+				Partition:     cand.name,
+				PartitionID:   cand.pid.String(),
+				LeaseID:       leaseID,
+				ConsumerGroup: groupLabel(req.Group),
+				RetryCount:    retries,
+				Offset:        f.offset,
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("pop %s/%s: %w", q.Name, cand.name, err)
+	}
+	return msgs, leaseID, nil
+}
+
+func removeValue(s []int64, v int64) []int64 {
+	for i, x := range s {
+		if x == v {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// ensureCursor creates the group's cursor on pid where its subscription
+// says it starts.
+func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, fromAt *time.Time) error {
+	var exists bool
+	if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.cursors WHERE partition_id = $1 AND group_name = $2)`,
+		pid, group).Scan(&exists); err != nil {
+		return fmt.Errorf("look up cursor: %w", err)
+	}
+	if exists {
+		return nil
+	}
+	start := int64(-1)
+	if fromAt != nil {
+		off, err := offsetAt(ctx, e.pool, pid, *fromAt)
+		if err != nil {
+			return err
+		}
+		start = off - 1
+	}
+	_, err := e.pool.Exec(ctx, `
+		INSERT INTO lethe.cursors (partition_id, group_name, committed, updated_at)
+		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, pid, group, start, e.clock.Now())
+	if err != nil {
+		return fmt.Errorf("create cursor: %w", err)
+	}
+	return nil
+}

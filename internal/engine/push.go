@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"lethe/api"
+	"lethe/internal/frame"
+)
+
+// maxNameLen bounds queue and partition names.
+const maxNameLen = 512
+
+// txnHash is the sidecar key of a transaction id: 64 bits of SHA-256, so a
+// producer cannot craft ids that collide with another's.
+func txnHash(txnID string) int64 {
+	sum := sha256.Sum256([]byte(txnID))
+	return int64(binary.BigEndian.Uint64(sum[:8]))
+}
+
+// MessageID names the message at offset of partition pid. It is derived, not
+// stored: the partition's first 8 bytes and the offset, shaped as a UUID.
+func MessageID(pid uuid.UUID, offset int64) string {
+	var id uuid.UUID
+	copy(id[:8], pid[:8])
+	binary.BigEndian.PutUint64(id[8:], uint64(offset))
+	return id.String()
+}
+
+// ValidateName checks a queue, partition or group name.
+func ValidateName(kind, name string) error {
+	if name == "" {
+		return invalidf("%s is required", kind)
+	}
+	if len(name) > maxNameLen {
+		return invalidf("%s is longer than %d bytes", kind, maxNameLen)
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return invalidf("%s %q contains a control character", kind, name)
+		}
+	}
+	return nil
+}
+
+// prepared is a validated push item.
+type prepared struct {
+	index     int
+	item      api.PushItem
+	hash      int64
+	frame     []byte
+	at        time.Time
+}
+
+// preparePush validates items and encodes their frames; nothing is written
+// when any item is bad.
+func (e *Engine) preparePush(items []api.PushItem, producerSub string) ([]prepared, error) {
+	if len(items) == 0 {
+		return nil, invalidf("items must hold at least one message")
+	}
+	if len(items) > e.cfg.MaxItems {
+		return nil, invalidf("%d items in one push; the limit is %d", len(items), e.cfg.MaxItems)
+	}
+	now := e.clock.Now()
+	out := make([]prepared, len(items))
+	for i, it := range items {
+		if err := ValidateName("items["+fmt.Sprint(i)+"].queue", it.Queue); err != nil {
+			return nil, err
+		}
+		if it.Partition == "" {
+			it.Partition = api.DefaultPartition
+		}
+		if err := ValidateName("items["+fmt.Sprint(i)+"].partition", it.Partition); err != nil {
+			return nil, err
+		}
+		if len(it.Payload) == 0 {
+			it.Payload = json.RawMessage("null")
+		}
+		if len(it.Payload) > e.cfg.MaxPayloadBytes {
+			return nil, fmt.Errorf("%w: items[%d].payload is %d bytes; the limit is %d (MAX_PAYLOAD_BYTES)",
+				ErrTooLarge, i, len(it.Payload), e.cfg.MaxPayloadBytes)
+		}
+		if !json.Valid(it.Payload) {
+			return nil, invalidf("items[%d].payload is not valid JSON", i)
+		}
+		if len(it.TransactionID) > maxNameLen || len(it.TraceID) > maxNameLen {
+			return nil, invalidf("items[%d]: transactionId and traceId are limited to %d bytes", i, maxNameLen)
+		}
+		if it.TransactionID == "" {
+			it.TransactionID = uuid.NewString()
+		}
+		out[i] = prepared{
+			index: i,
+			item:  it,
+			hash:  txnHash(it.TransactionID),
+			at:    now,
+			frame: frame.Encode(frame.Message{
+				CreatedAt:   now,
+				TxnID:       it.TransactionID,
+				TraceID:     it.TraceID,
+				ProducerSub: producerSub,
+				Payload:     it.Payload,
+			}),
+		}
+	}
+	return out, nil
+}
+
+// groupByPartition splits prepared items into one append request per
+// partition, keeping item order within each.
+func groupByPartition(items []prepared) ([]*appendReq, [][]int) {
+	var reqs []*appendReq
+	var idx [][]int
+	at := map[partKey]int{}
+	for _, p := range items {
+		k := partKey{p.item.Queue, p.item.Partition}
+		j, ok := at[k]
+		if !ok {
+			j = len(reqs)
+			at[k] = j
+			reqs = append(reqs, &appendReq{queue: k.queue, partition: k.partition})
+			idx = append(idx, nil)
+		}
+		r := reqs[j]
+		r.hashes = append(r.hashes, p.hash)
+		r.frames = append(r.frames, p.frame)
+		r.times = append(r.times, p.at)
+		r.bytes += len(p.frame)
+		idx[j] = append(idx[j], p.index)
+	}
+	return reqs, idx
+}
+
+// Push appends items, creating queues and partitions on first use. The frames
+// of one request for one partition land in one segment, together with those
+// of concurrent requests to the same partition.
+func (e *Engine) Push(ctx context.Context, items []api.PushItem, producerSub string) ([]api.PushResult, error) {
+	prep, err := e.preparePush(items, producerSub)
+	if err != nil {
+		return nil, err
+	}
+	reqs, idx := groupByPartition(prep)
+	results := make([]api.PushResult, len(items))
+	pids := make([]uuid.UUID, len(reqs))
+	errs := make([]error, len(reqs))
+	// Partitions are written concurrently: each has its own serializer.
+	done := make(chan int, len(reqs))
+	for j, r := range reqs {
+		go func() {
+			pids[j], errs[j] = e.appendWithRetry(ctx, r)
+			done <- j
+		}()
+	}
+	for range reqs {
+		<-done
+	}
+	for j, r := range reqs {
+		if errs[j] != nil {
+			return nil, errs[j]
+		}
+		for k, i := range idx[j] {
+			res := r.results[k]
+			status := api.StatusQueued
+			if res.duplicate {
+				status = api.StatusDuplicate
+			}
+			p := prep[i].item
+			results[i] = api.PushResult{
+				Index:              i,
+				TransactionID:      p.TransactionID,
+				TransactionIDCamel: p.TransactionID,
+				Status:             status,
+				MessageID:          MessageID(pids[j], res.offset),
+				PartitionID:        pids[j].String(),
+				TraceID:            p.TraceID,
+				QueueName:          p.Queue,
+			}
+		}
+		if e.cfg.Hooks.Pushed != nil {
+			e.cfg.Hooks.Pushed(r.queue, len(r.frames))
+		}
+		e.notifier.notify(r.queue)
+	}
+	return results, nil
+}
+
+// appendWithRetry appends r, recreating its partition once if it was deleted
+// since the catalog cached it.
+func (e *Engine) appendWithRetry(ctx context.Context, r *appendReq) (uuid.UUID, error) {
+	for attempt := 0; ; attempt++ {
+		pid, err := e.catalog.ensurePartition(ctx, r.queue, r.partition)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		err = e.appender.append(ctx, pid, r)
+		if errors.Is(err, errPartitionGone) && attempt == 0 {
+			e.catalog.forgetQueue(r.queue)
+			continue
+		}
+		return pid, err
+	}
+}

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"lethe/api"
+)
+
+// ParseQueueOptions decodes configure options over base, rejecting unknown
+// keys, wrong types and out-of-range values, so a typo never passes silently.
+func ParseQueueOptions(raw json.RawMessage, base api.QueueOptions) (api.QueueOptions, error) {
+	opts := base
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return opts, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&opts); err != nil {
+		return base, invalidf("options: %s", describeJSONError(err))
+	}
+	checks := []struct {
+		name     string
+		v, lo, hi int
+	}{
+		{"leaseTime", opts.LeaseTime, 1, 7 * 24 * 3600},
+		{"retryLimit", opts.RetryLimit, 0, 1000},
+		{"retryDelay", opts.RetryDelay, 0, 24 * 3600 * 1000},
+		{"maxSize", opts.MaxSize, 0, 1 << 30},
+		{"ttl", opts.TTL, 0, 1 << 30},
+		{"priority", opts.Priority, -1000, 1000},
+		{"delayedProcessing", opts.DelayedProcessing, 0, 365 * 24 * 3600},
+		{"windowBuffer", opts.WindowBuffer, 0, 24 * 3600},
+		{"retentionSeconds", opts.RetentionSeconds, 0, 1 << 30},
+		{"completedRetentionSeconds", opts.CompletedRetentionSeconds, 0, 1 << 30},
+		{"maxWaitTimeSeconds", opts.MaxWaitTimeSeconds, 0, 1 << 30},
+		{"dedupWindowSeconds", opts.DedupWindowSeconds, 0, 1 << 30},
+	}
+	for _, c := range checks {
+		if c.v < c.lo || c.v > c.hi {
+			return base, invalidf("options.%s must be between %d and %d, got %d", c.name, c.lo, c.hi, c.v)
+		}
+	}
+	return opts, nil
+}
+
+func describeJSONError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return fmt.Sprintf("%s must be a %s, got a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
+	}
+	return err.Error()
+}
+
+// QueueInfo is a queue with all its options.
+type QueueInfo struct {
+	Name       string           `json:"name"`
+	Namespace  string           `json:"namespace,omitempty"`
+	Task       string           `json:"task,omitempty"`
+	Options    api.QueueOptions `json:"options"`
+	Partitions int              `json:"partitions"`
+	Messages   int64            `json:"messages"`
+	CreatedAt  time.Time        `json:"createdAt"`
+	UpdatedAt  time.Time        `json:"updatedAt"`
+}
+
+// Configure creates the queue or updates its options; options it does not
+// name keep their current values (defaults for a new queue).
+func (e *Engine) Configure(ctx context.Context, req api.ConfigureRequest) (*api.ConfigureResponse, error) {
+	if err := ValidateName("queue", req.Queue); err != nil {
+		return nil, err
+	}
+	base := api.DefaultQueueOptions()
+	if cur, err := e.GetQueue(ctx, req.Queue); err == nil {
+		base = cur.Options
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	opts, err := ParseQueueOptions(req.Options, base)
+	if err != nil {
+		return nil, err
+	}
+	extra, _ := json.Marshal(opts)
+	now := e.clock.Now()
+	_, err = e.pool.Exec(ctx, `
+		INSERT INTO lethe.queues (name, namespace, task, lease_time, retry_limit, delayed_processing, window_buffer,
+		       retention_enabled, retention_seconds, completed_retention_seconds, max_wait_time_seconds,
+		       dedup_window_seconds, options, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)
+		ON CONFLICT (name) DO UPDATE SET
+		       namespace = CASE WHEN EXCLUDED.namespace <> '' THEN EXCLUDED.namespace ELSE lethe.queues.namespace END,
+		       task = CASE WHEN EXCLUDED.task <> '' THEN EXCLUDED.task ELSE lethe.queues.task END,
+		       lease_time = EXCLUDED.lease_time, retry_limit = EXCLUDED.retry_limit,
+		       delayed_processing = EXCLUDED.delayed_processing, window_buffer = EXCLUDED.window_buffer,
+		       retention_enabled = EXCLUDED.retention_enabled, retention_seconds = EXCLUDED.retention_seconds,
+		       completed_retention_seconds = EXCLUDED.completed_retention_seconds,
+		       max_wait_time_seconds = EXCLUDED.max_wait_time_seconds,
+		       dedup_window_seconds = EXCLUDED.dedup_window_seconds,
+		       options = EXCLUDED.options, updated_at = EXCLUDED.updated_at`,
+		req.Queue, req.Namespace, req.Task, opts.LeaseTime, opts.RetryLimit, opts.DelayedProcessing, opts.WindowBuffer,
+		opts.RetentionEnabled, opts.RetentionSeconds, opts.CompletedRetentionSeconds, opts.MaxWaitTimeSeconds,
+		opts.DedupWindowSeconds, extra, now)
+	if err != nil {
+		return nil, fmt.Errorf("configure %s: %w", req.Queue, err)
+	}
+	e.catalog.mu.Lock()
+	delete(e.catalog.queues, req.Queue)
+	e.catalog.mu.Unlock()
+	return &api.ConfigureResponse{Configured: true, Queue: req.Queue, Namespace: req.Namespace, Task: req.Task, Options: opts}, nil
+}
+
+const queueInfoQuery = `
+	SELECT q.name, q.namespace, q.task, q.options, q.created_at, q.updated_at,
+	       (SELECT count(*) FROM lethe.partitions p WHERE p.queue_id = q.id),
+	       (SELECT coalesce(sum(p.next_offset - p.low_watermark), 0) FROM lethe.partitions p WHERE p.queue_id = q.id)
+	  FROM lethe.queues q`
+
+func scanQueueInfo(row pgx.Row) (*QueueInfo, error) {
+	qi := &QueueInfo{}
+	var raw []byte
+	if err := row.Scan(&qi.Name, &qi.Namespace, &qi.Task, &raw, &qi.CreatedAt, &qi.UpdatedAt, &qi.Partitions, &qi.Messages); err != nil {
+		return nil, err
+	}
+	qi.Options = api.DefaultQueueOptions()
+	if len(raw) > 2 {
+		_ = json.Unmarshal(raw, &qi.Options)
+	}
+	return qi, nil
+}
+
+// GetQueue returns one queue.
+func (e *Engine) GetQueue(ctx context.Context, name string) (*QueueInfo, error) {
+	qi, err := scanQueueInfo(e.pool.QueryRow(ctx, queueInfoQuery+` WHERE q.name = $1`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFoundf("queue %q does not exist", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get queue %s: %w", name, err)
+	}
+	return qi, nil
+}
+
+// ListQueues returns every queue, optionally of one namespace or task.
+func (e *Engine) ListQueues(ctx context.Context, namespace, task string) ([]*QueueInfo, error) {
+	rows, err := e.pool.Query(ctx, queueInfoQuery+`
+		WHERE ($1 = '' OR q.namespace = $1) AND ($2 = '' OR q.task = $2) ORDER BY q.name`, namespace, task)
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
+	}
+	defer rows.Close()
+	var out []*QueueInfo
+	for rows.Next() {
+		qi, err := scanQueueInfo(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list queues: %w", err)
+		}
+		out = append(out, qi)
+	}
+	return out, rows.Err()
+}
+
+// DeleteQueue removes a queue with all its partitions, messages, cursors and
+// dead letters. It is the operator's explicit choice to lose data, so it is
+// bounded: segments go in batches, each its own short transaction, before
+// the queue row.
+func (e *Engine) DeleteQueue(ctx context.Context, name string) (segments int64, err error) {
+	var qid int64
+	err = e.pool.QueryRow(ctx, `SELECT id FROM lethe.queues WHERE name = $1`, name).Scan(&qid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, notFoundf("queue %q does not exist", name)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("delete queue %s: %w", name, err)
+	}
+	for {
+		tag, err := e.pool.Exec(ctx, `
+			DELETE FROM lethe.segments s USING (
+				SELECT s2.partition_id, s2.base_offset FROM lethe.segments s2
+				  JOIN lethe.partitions p ON p.id = s2.partition_id
+				 WHERE p.queue_id = $1 LIMIT 1000) d
+			 WHERE s.partition_id = d.partition_id AND s.base_offset = d.base_offset`, qid)
+		if err != nil {
+			return segments, fmt.Errorf("delete queue %s: %w", name, err)
+		}
+		segments += tag.RowsAffected()
+		if tag.RowsAffected() < 1000 {
+			break
+		}
+	}
+	if _, err := e.pool.Exec(ctx, `DELETE FROM lethe.txns t USING lethe.partitions p WHERE p.id = t.partition_id AND p.queue_id = $1`, qid); err != nil {
+		return segments, fmt.Errorf("delete queue %s: %w", name, err)
+	}
+	if _, err := e.pool.Exec(ctx, `DELETE FROM lethe.queues WHERE id = $1`, qid); err != nil {
+		return segments, fmt.Errorf("delete queue %s: %w", name, err)
+	}
+	e.catalog.forgetQueue(name)
+	return segments, nil
+}

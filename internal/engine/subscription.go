@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Subscription modes.
+const (
+	SubscriptionAll = "all"
+	SubscriptionNew = "new"
+)
+
+// subscription returns where the group's cursors on q start (nil: at the
+// oldest retained message), registering the group on its first pop. Mode and
+// from only matter then; later pops keep what was registered.
+func (e *Engine) subscription(ctx context.Context, q *Queue, group, mode, from string, now time.Time) (*time.Time, error) {
+	var fromAt *time.Time
+	err := e.pool.QueryRow(ctx, `SELECT from_at FROM lethe.subscriptions WHERE queue_id = $1 AND group_name = $2`,
+		q.ID, group).Scan(&fromAt)
+	if err == nil {
+		return fromAt, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("load subscription %s/%s: %w", q.Name, group, err)
+	}
+	storedMode := SubscriptionAll
+	switch {
+	case from == "now" || mode == SubscriptionNew:
+		storedMode, fromAt = SubscriptionNew, &now
+	case from != "":
+		t, err := time.Parse(time.RFC3339Nano, from)
+		if err != nil {
+			return nil, invalidf("subscriptionFrom must be \"now\" or an RFC 3339 time, got %q", from)
+		}
+		storedMode, fromAt = "timestamp", &t
+	}
+	_, err = e.pool.Exec(ctx, `
+		INSERT INTO lethe.subscriptions (queue_id, group_name, mode, from_at, created_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, q.ID, group, storedMode, fromAt, now)
+	if err != nil {
+		return nil, fmt.Errorf("register subscription %s/%s: %w", q.Name, group, err)
+	}
+	// Another replica may have registered it first; its row wins.
+	err = e.pool.QueryRow(ctx, `SELECT from_at FROM lethe.subscriptions WHERE queue_id = $1 AND group_name = $2`,
+		q.ID, group).Scan(&fromAt)
+	if err != nil {
+		return nil, fmt.Errorf("load subscription %s/%s: %w", q.Name, group, err)
+	}
+	return fromAt, nil
+}

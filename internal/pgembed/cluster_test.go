@@ -1,0 +1,231 @@
+package pgembed
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestStartStopRestartKeepsData(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(reachableDir(t), "cluster")
+
+	began := time.Now()
+	c := startCluster(t, Config{DataDir: dataDir})
+	t.Logf("first start (initdb + start): %v", time.Since(began))
+
+	if c.Dir() != dataDir {
+		t.Fatalf("Dir() = %q, want %q", c.Dir(), dataDir)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "pg.log")); err != nil {
+		t.Errorf("server log not in DataDir: %v", err)
+	}
+	conn := connect(t, c.ConnString("postgres"))
+	if got := queryString(t, conn, "SELECT 1::text"); got != "1" {
+		t.Fatalf("SELECT 1 = %q", got)
+	}
+	if got := queryString(t, conn, "SHOW max_connections"); got != "200" {
+		t.Errorf("max_connections = %s, want 200", got)
+	}
+	if got := queryString(t, conn, "SHOW fsync"); got != "on" {
+		t.Errorf("fsync = %s, want on", got)
+	}
+	if _, err := conn.Exec(context.Background(), "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('hello')"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(context.Background())
+
+	// The URL form goes over TCP; tools like psql and migrate use it.
+	tcp := connect(t, c.URL("postgres"))
+	if got := queryString(t, tcp, "SELECT inet_server_addr()::text"); !strings.HasPrefix(got, "127.0.0.1") {
+		t.Errorf("URL connected to %q, want 127.0.0.1", got)
+	}
+	tcp.Close(context.Background())
+
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	if _, err := connect1(c.ConnString("postgres")); err == nil {
+		t.Fatal("server still accepts connections after Stop")
+	}
+
+	began = time.Now()
+	c2 := startCluster(t, Config{DataDir: dataDir})
+	t.Logf("restart on existing data: %v", time.Since(began))
+	conn = connect(t, c2.ConnString("postgres"))
+	if got := queryString(t, conn, "SELECT v FROM kept"); got != "hello" {
+		t.Fatalf("after restart kept.v = %q, want hello", got)
+	}
+}
+
+func TestLongDataDirUsesShortSocketDir(t *testing.T) {
+	t.Parallel()
+	dataDir := reachableDir(t)
+	for len(dataDir) <= 150 {
+		dataDir = filepath.Join(dataDir, "a-rather-long-folder-name")
+	}
+	c := startCluster(t, Config{DataDir: dataDir})
+	if c.Dir() != dataDir {
+		t.Fatalf("Dir() = %q, want %q", c.Dir(), dataDir)
+	}
+	if !c.layout.ownSockDir || len(c.layout.sockDir)+socketFileLen > maxSocketPath {
+		t.Fatalf("socket dir %q not shortened", c.layout.sockDir)
+	}
+	conn := connect(t, c.ConnString("postgres"))
+	if got := queryString(t, conn, "SELECT 1::text"); got != "1" {
+		t.Fatalf("SELECT 1 = %q", got)
+	}
+	conn.Close(context.Background())
+	sock := c.layout.sockDir
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket dir %s left behind after Stop (err=%v)", sock, err)
+	}
+}
+
+func TestSettingsOverrideDefaults(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, Config{
+		DataDir:  filepath.Join(reachableDir(t), "c"),
+		Settings: map[string]string{"max_connections": "50", "application_name": "it's quoted"},
+	})
+	conn := connect(t, c.ConnString("postgres"))
+	if got := queryString(t, conn, "SHOW max_connections"); got != "50" {
+		t.Errorf("max_connections = %s, want 50", got)
+	}
+}
+
+func TestStartFailureIncludesServerLog(t *testing.T) {
+	t.Parallel()
+	_, err := Start(context.Background(), Config{
+		DataDir:  filepath.Join(reachableDir(t), "c"),
+		Logger:   testLogger(t),
+		Settings: map[string]string{"shared_buffers": "lots"},
+	})
+	if err == nil {
+		t.Fatal("Start succeeded with an invalid setting")
+	}
+	if !strings.Contains(err.Error(), "shared_buffers") {
+		t.Fatalf("error lacks the server's complaint:\n%v", err)
+	}
+}
+
+// A test binary or service killed with SIGKILL leaves its server running;
+// the next Start must take over rather than fail.
+func TestStartWhileServerStillRunning(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(reachableDir(t), "c")
+	old := startCluster(t, Config{DataDir: dataDir})
+	c := startCluster(t, Config{DataDir: dataDir})
+	if c.Port() == old.Port() {
+		t.Fatalf("second Start reused port %d; want a fresh server", c.Port())
+	}
+	conn := connect(t, c.ConnString("postgres"))
+	if got := queryString(t, conn, "SELECT 1::text"); got != "1" {
+		t.Fatalf("SELECT 1 = %q", got)
+	}
+	if _, err := connect1(old.ConnString("postgres")); err == nil {
+		t.Fatal("old server still running")
+	}
+}
+
+// A server killed with SIGKILL leaves a stale postmaster.pid and, briefly,
+// child processes; Start must recover.
+func TestStartAfterServerKilled(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(reachableDir(t), "c")
+	c := startCluster(t, Config{DataDir: dataDir})
+	conn := connect(t, c.ConnString("postgres"))
+	if _, err := conn.Exec(context.Background(), "CREATE TABLE t (v int); INSERT INTO t VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(context.Background())
+
+	pid := postmasterPID(t, c)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+
+	c2 := startCluster(t, Config{DataDir: dataDir})
+	conn = connect(t, c2.ConnString("postgres"))
+	if got := queryString(t, conn, "SELECT v::text FROM t"); got != "42" {
+		t.Fatalf("after crash t.v = %q, want 42", got)
+	}
+}
+
+// Deleting the folder under a running server must not make Stop leave
+// the server running: pg_ctl cannot see it any more, Stop must still.
+func TestStopAfterDataDirRemoved(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(reachableDir(t), "c")
+	c := startCluster(t, Config{DataDir: dataDir})
+	pid := postmasterPID(t, c)
+	if err := os.RemoveAll(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if alive(pid) {
+		t.Fatalf("server pid %d still running after Stop", pid)
+	}
+}
+
+// As root, a DataDir the postgres user cannot reach must move to a temp
+// folder without touching the permissions of the user's folders.
+func TestUnreachableDataDirFallsBackToTemp(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root hands the server to another OS user")
+	}
+	t.Parallel()
+	private := t.TempDir() // mode 700, root-owned
+	if err := os.Chmod(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(private, "cluster")
+	c := startCluster(t, Config{DataDir: dataDir})
+	t.Cleanup(func() {
+		// Cleanups run last-registered first: stop before deleting.
+		c.Stop(context.Background())
+		os.RemoveAll(c.Dir())
+	})
+	if c.Dir() == dataDir || !strings.HasPrefix(filepath.Base(c.Dir()), "lethe-pg-") {
+		t.Fatalf("Dir() = %q, want a lethe-pg-* temp folder", c.Dir())
+	}
+	if fi, err := os.Stat(private); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("permissions of %s changed: %v %v", private, fi.Mode(), err)
+	}
+	conn := connect(t, c.ConnString("postgres"))
+	if got := queryString(t, conn, "SELECT 1::text"); got != "1" {
+		t.Fatalf("SELECT 1 = %q", got)
+	}
+}
+
+func postmasterPID(t *testing.T, c *Cluster) int {
+	t.Helper()
+	pid := readPostmasterPID(c.layout.dataDir())
+	if pid == 0 {
+		t.Fatal("no postmaster.pid")
+	}
+	return pid
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+	}
+	t.Fatalf("pid %d still alive", pid)
+}

@@ -1,0 +1,119 @@
+// Package schema owns lethe's tables. Migrations are numbered SQL files
+// embedded in the binary and applied at start under an advisory lock, so
+// several replicas starting at once apply each exactly once.
+package schema
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed migrations/*.up.sql
+var migrationFS embed.FS
+
+// migrateLockID is the advisory lock that serializes migrations across
+// replicas. The retention loop uses another one.
+const migrateLockID = 737000
+
+// Migration is one numbered step.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations lists the embedded migrations in order.
+func Migrations() ([]Migration, error) {
+	entries, err := fs.Glob(migrationFS, "migrations/*.up.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []Migration
+	for _, path := range entries {
+		base := strings.TrimSuffix(strings.TrimPrefix(path, "migrations/"), ".up.sql")
+		num, name, ok := strings.Cut(base, "_")
+		if !ok {
+			return nil, fmt.Errorf("migration %s: name must be NNN_name.up.sql", path)
+		}
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: %w", path, err)
+		}
+		body, err := migrationFS.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Migration{Version: v, Name: name, SQL: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// Migrate brings the lethe schema up to date. It returns the versions it
+// applied (none when the schema was current).
+func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
+	migs, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Release()
+	// A session lock, released explicitly below and by the server if the
+	// connection dies, so a crashed replica cannot block the others.
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLockID); err != nil {
+		return nil, fmt.Errorf("migrate: take lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrateLockID) //nolint:errcheck
+
+	if _, err := conn.Exec(ctx, `
+		CREATE SCHEMA IF NOT EXISTS lethe;
+		REVOKE ALL ON SCHEMA lethe FROM PUBLIC;
+		CREATE TABLE IF NOT EXISTS lethe.schema_migrations (
+			version    int PRIMARY KEY,
+			name       text NOT NULL,
+			applied_at timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+		return nil, fmt.Errorf("migrate: bootstrap: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := conn.Query(ctx, "SELECT version FROM lethe.schema_migrations")
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read versions: %w", err)
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read versions: %w", err)
+	}
+	for _, v := range versions {
+		applied[v] = true
+	}
+	var done []int
+	for _, m := range migs {
+		if applied[m.Version] {
+			continue
+		}
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO lethe.schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name)
+			return err
+		})
+		if err != nil {
+			return done, fmt.Errorf("migrate: apply %03d_%s: %w", m.Version, m.Name, err)
+		}
+		done = append(done, m.Version)
+	}
+	return done, nil
+}
