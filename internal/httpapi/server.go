@@ -89,6 +89,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/resources/queues", s.listQueues)
 	m.HandleFunc("GET /api/v1/resources/queues/{queue}", s.getQueue)
 	m.HandleFunc("DELETE /api/v1/resources/queues/{queue}", s.deleteQueue)
+	s.adminRoutes()
 	m.HandleFunc("/", s.notFound)
 }
 

@@ -29,8 +29,9 @@ type Cluster struct {
 	stopped bool
 }
 
-// startAttempts bounds retries when the port we picked was taken before
-// postgres could bind it.
+// startAttempts bounds retries of transient start failures: the port we
+// picked was taken before postgres could bind it, or children of a killed
+// server had not exited yet.
 const startAttempts = 3
 
 // Start prepares the cluster folder (running initdb the first time),
@@ -58,18 +59,18 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if binDir, err = pickBinDir(ctx, run, binDir, cfg.BinDir != "", lay); err != nil {
-		return nil, err
-	}
-	if err := ensureInitialized(ctx, run, binDir, lay, log); err != nil {
-		return nil, err
-	}
-	c := &Cluster{binDir: binDir, layout: lay, run: run, log: log}
-	if c.realDataDir, err = filepath.EvalSymlinks(lay.dataDir()); err != nil {
-		c.realDataDir = lay.dataDir()
-	}
+	c := &Cluster{layout: lay, run: run, log: log}
 	if c.settings, err = serverSettings(cfg, lay.sockDir); err != nil {
 		return nil, err
+	}
+	if c.binDir, err = pickBinDir(ctx, run, binDir, cfg.BinDir != "", lay); err != nil {
+		return nil, err
+	}
+	if err := ensureInitialized(ctx, run, c.binDir, lay, log); err != nil {
+		return nil, err
+	}
+	if c.realDataDir, err = filepath.EvalSymlinks(lay.dataDir()); err != nil {
+		c.realDataDir = lay.dataDir()
 	}
 	if err := clearLeftover(ctx, c, log); err != nil {
 		return nil, fmt.Errorf("pgembed: %w", err)
@@ -89,9 +90,17 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			break
 		}
 		c.abandon()
-		if cfg.Port == 0 && attempt < startAttempts && ctx.Err() == nil && portTaken(logSince(lay.logFile(), offset)) {
-			log.Debug("pgembed: port taken, retrying", "port", c.port)
-			continue
+		if attempt < startAttempts && ctx.Err() == nil {
+			failure := logSince(lay.logFile(), offset)
+			if cfg.Port == 0 && portTaken(failure) {
+				log.Debug("pgembed: port taken, retrying", "port", c.port)
+				continue
+			}
+			if oldChildrenLinger(failure) {
+				log.Debug("pgembed: processes of a killed server still exiting, retrying")
+				time.Sleep(time.Second)
+				continue
+			}
 		}
 		return nil, err
 	}

@@ -22,3 +22,10 @@ func portTaken(log string) bool {
 	return strings.Contains(log, "Address already in use") ||
 		strings.Contains(log, "could not create any TCP/IP sockets")
 }
+
+// oldChildrenLinger reports whether a failed start's log says processes of
+// a previous, killed server still hold its shared memory. They exit on
+// their own once they notice the postmaster died, so waiting helps.
+func oldChildrenLinger(log string) bool {
+	return strings.Contains(log, "pre-existing shared memory block")
+}
