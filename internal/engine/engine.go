@@ -16,8 +16,8 @@ import (
 
 // Defaults for Config.
 const (
-	MaxPayloadBytesDefault = 1 << 20 * 4
-	MaxItemsDefault        = 10_000
+	MaxPayloadBytesDefault  = 1 << 20 * 4
+	MaxItemsDefault         = 10_000
 	SegmentMaxFramesDefault = 1000
 	SegmentMaxBytesDefault  = 8 << 20
 )

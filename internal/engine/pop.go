@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"lethe/api"
 )
@@ -203,6 +205,13 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 // none when another consumer holds it or nothing is visible yet.
 func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopRequest, fromAt *time.Time, now time.Time) ([]api.Message, string, error) {
 	if err := e.ensureCursor(ctx, cand.pid, req.Group, fromAt); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+			// The partition was cleaned up after we listed it: nothing to
+			// deliver, and the cached id is stale.
+			e.catalog.forgetPartition(q.Name, cand.name)
+			return nil, "", nil
+		}
 		return nil, "", err
 	}
 	var msgs []api.Message
@@ -305,6 +314,17 @@ func removeValue(s []int64, v int64) []int64 {
 // ensureCursor creates the group's cursor on pid where its subscription
 // says it starts.
 func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, fromAt *time.Time) error {
+	start := int64(-1)
+	if fromAt == nil {
+		// Starting at the oldest message needs no lookup: one round trip.
+		_, err := e.pool.Exec(ctx, `
+			INSERT INTO lethe.cursors (partition_id, group_name, committed, updated_at)
+			VALUES ($1, $2, -1, $3) ON CONFLICT DO NOTHING`, pid, group, e.clock.Now())
+		if err != nil {
+			return fmt.Errorf("create cursor: %w", err)
+		}
+		return nil
+	}
 	var exists bool
 	if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.cursors WHERE partition_id = $1 AND group_name = $2)`,
 		pid, group).Scan(&exists); err != nil {
@@ -313,7 +333,6 @@ func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, 
 	if exists {
 		return nil
 	}
-	start := int64(-1)
 	if fromAt != nil {
 		off, err := offsetAt(ctx, e.pool, pid, *fromAt)
 		if err != nil {

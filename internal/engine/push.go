@@ -52,11 +52,11 @@ func ValidateName(kind, name string) error {
 
 // prepared is a validated push item.
 type prepared struct {
-	index     int
-	item      api.PushItem
-	hash      int64
-	frame     []byte
-	at        time.Time
+	index int
+	item  api.PushItem
+	hash  int64
+	frame []byte
+	at    time.Time
 }
 
 // preparePush validates items and encodes their frames; nothing is written

@@ -26,7 +26,7 @@ func ParseQueueOptions(raw json.RawMessage, base api.QueueOptions) (api.QueueOpt
 		return base, invalidf("options: %s", describeJSONError(err))
 	}
 	checks := []struct {
-		name     string
+		name      string
 		v, lo, hi int
 	}{
 		{"leaseTime", opts.LeaseTime, 1, 7 * 24 * 3600},

@@ -98,7 +98,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			}
 			if oldChildrenLinger(failure) {
 				log.Debug("pgembed: processes of a killed server still exiting, retrying")
-				time.Sleep(time.Second)
+				select {
+				case <-ctx.Done():
+					return nil, fmt.Errorf("pgembed: %w", ctx.Err())
+				case <-time.After(time.Second):
+				}
 				continue
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -228,4 +229,34 @@ func waitGone(t *testing.T, pid int) {
 		}
 	}
 	t.Fatalf("pid %d still alive", pid)
+}
+
+// After a crash and a reboot (or in a container) the pid in a leftover
+// postmaster.pid may belong to an unrelated live process, or the file may
+// be truncated; postgres refuses to start over either on its own.
+func TestStartOverStalePidFile(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(reachableDir(t), "c")
+	c := startCluster(t, Config{DataDir: dataDir})
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(c.layout.dataDir(), "postmaster.pid")
+	for _, content := range []string{
+		strconv.Itoa(os.Getpid()) + "\n" + c.layout.dataDir() + "\n", // alive, but not a server
+		"garbage",
+	} {
+		if err := os.WriteFile(pidFile, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c := startCluster(t, Config{DataDir: dataDir})
+		conn := connect(t, c.ConnString("postgres"))
+		if got := queryString(t, conn, "SELECT 1::text"); got != "1" {
+			t.Fatalf("SELECT 1 = %q", got)
+		}
+		conn.Close(context.Background())
+		if err := c.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
