@@ -19,6 +19,8 @@ import (
 	"lethe/internal/config"
 	"lethe/internal/engine"
 	"lethe/internal/httpapi"
+	"lethe/internal/maintenance"
+	"lethe/internal/metrics"
 	"lethe/internal/pgembed"
 	"lethe/internal/schema"
 )
@@ -33,9 +35,11 @@ type App struct {
 	Server   *httpapi.Server
 	Listener net.Listener
 
-	cluster  *pgembed.Cluster
-	http     *http.Server
-	services []service
+	cluster *pgembed.Cluster
+	http    *http.Server
+	// cancelRequests ends in-flight requests' contexts (long polls).
+	cancelRequests context.CancelFunc
+	services       []service
 }
 
 // service is a background loop the app starts and stops with itself.
@@ -98,11 +102,22 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	if len(applied) > 0 {
 		log.Info("schema migrated", "versions", applied)
 	}
-	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes})
+	prom := metrics.New(metrics.Config{Pool: a.Pool, Logger: log})
+	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, Hooks: prom.Hooks()})
+	auth := httpapi.Auth{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken}
+	maint, err := maintenance.New(maintenance.Config{Engine: a.Engine, Dir: filepath.Join(cfg.DataDir, "buffer"),
+		Auth: auth, Logger: log, Clock: a.Clock, MaxPayloadBytes: cfg.MaxPayloadBytes})
+	if err != nil {
+		return nil, err
+	}
+	prom.Registry().MustRegister(maint.Collectors()...)
+	a.services = append(a.services, maint)
 	a.Server = httpapi.New(httpapi.Config{
-		Engine: a.Engine,
-		Logger: log,
-		Auth:   httpapi.Auth{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken},
+		Engine:      a.Engine,
+		Logger:      log,
+		Auth:        auth,
+		Maintenance: maint,
+		Extra:       []func(*http.ServeMux){prom.Routes, maint.Routes},
 	})
 	for _, s := range a.services {
 		if err := s.Start(ctx); err != nil {
@@ -116,7 +131,12 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 			return nil, fmt.Errorf("listen on %s:%d: %w (is another lethe running? set PORT)", cfg.Host, cfg.Port, err)
 		}
 	}
-	a.http = &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Requests run under a context Stop cancels first, so long polls end at
+	// once instead of holding shutdown for their whole timeout.
+	reqCtx, cancelRequests := context.WithCancel(context.Background())
+	a.cancelRequests = cancelRequests
+	a.http = &http.Server{Handler: prom.Middleware(a.Server.Handler()), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return reqCtx }}
 	go func() {
 		if err := a.http.Serve(a.Listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("HTTP server stopped", "error", err)
@@ -135,6 +155,7 @@ func (a *App) URL() string { return "http://" + a.Listener.Addr().String() }
 func (a *App) Stop(ctx context.Context) {
 	if a.http != nil {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		a.cancelRequests()
 		_ = a.http.Shutdown(sctx)
 		cancel()
 	}

@@ -64,6 +64,7 @@ func (o *serveOptions) Validate() error { return o.cfg.Validate() }
 
 func (o *serveOptions) Run(ctx context.Context) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: parseLevel(o.cfg.LogLevel)}))
+	startPprof(log)
 	a, err := app.Start(ctx, o.cfg, log, app.Options{})
 	if err != nil {
 		return err

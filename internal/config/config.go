@@ -36,6 +36,7 @@ type Retention struct {
 	PartitionCleanupDays int           // PARTITION_CLEANUP_DAYS (30)
 	PartitionCleanup     bool          // LETHE_PARTITION_CLEANUP_ENABLED / QUEEN_PARTITION_CLEANUP_ENABLED (true)
 	Parallelism          int           // RETENTION_PARALLELISM: accepted, has no effect
+	DLQRetentionDays     int           // DLQ_RETENTION_DAYS (0 = keep dead letters forever)
 }
 
 // FromEnv reads the environment. Bad values are errors that name the
@@ -61,6 +62,7 @@ func FromEnv() (Server, error) {
 			PartitionCleanupDays: e.int("PARTITION_CLEANUP_DAYS", 30),
 			PartitionCleanup:     e.bool("LETHE_PARTITION_CLEANUP_ENABLED", e.bool("QUEEN_PARTITION_CLEANUP_ENABLED", true)),
 			Parallelism:          e.int("RETENTION_PARALLELISM", 1),
+			DLQRetentionDays:     e.int("DLQ_RETENTION_DAYS", 0),
 		},
 	}
 	if c.DatabaseURL == "" && os.Getenv("PG_HOST") != "" {
@@ -85,6 +87,8 @@ func (c Server) Validate() error {
 		return fmt.Errorf("RETENTION_INTERVAL must be at least 10 (ms), got %d", c.Retention.Interval.Milliseconds())
 	case c.Retention.BatchSize < 1 || c.Retention.BatchSize > 100_000:
 		return fmt.Errorf("RETENTION_BATCH_SIZE must be between 1 and 100000, got %d", c.Retention.BatchSize)
+	case c.Retention.DLQRetentionDays < 0:
+		return fmt.Errorf("DLQ_RETENTION_DAYS must be 0 (keep) or a number of days, got %d", c.Retention.DLQRetentionDays)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

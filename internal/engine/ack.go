@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -79,10 +80,12 @@ func (e *Engine) Ack(ctx context.Context, acks []api.AckRequest, defaultGroup st
 // the cursor row lock.
 func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, items []ackItem, results []api.AckResult) error {
 	var queueName, partName string
-	var retryLimit int
+	var q Queue
+	var retryDelayMs int
 	err := tx.QueryRow(ctx, `
-		SELECT q.name, p.name, q.retry_limit FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
-		 WHERE p.id = $1`, pid).Scan(&queueName, &partName, &retryLimit)
+		SELECT q.name, p.name, q.retry_limit, q.retry_delay_ms FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+		 WHERE p.id = $1`, pid).Scan(&queueName, &partName, &q.RetryLimit, &retryDelayMs)
+	q.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
 	if errors.Is(err, pgx.ErrNoRows) {
 		for _, it := range items {
 			results[it.index].Error = fmt.Sprintf("partition %s does not exist", pid)
@@ -163,7 +166,7 @@ func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group s
 		return nil
 	}
 	if c.outcomeCount() >= c.leaseSize() {
-		dead, err := e.settle(ctx, tx, c, retryLimit, now)
+		dead, err := e.settle(ctx, tx, c, &q, now)
 		if err != nil {
 			return err
 		}
@@ -177,7 +180,17 @@ func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group s
 		}
 	}
 	if e.cfg.Hooks.Acked != nil {
-		e.cfg.Hooks.Acked(queueName, group, "ack", len(items))
+		// One call per outcome (completed, failed, dlq) of the acks applied.
+		counts := map[string]int{}
+		for _, it := range items {
+			if results[it.index].Success {
+				st, _ := normalizeAckStatus(it.req.Status)
+				counts[st]++
+			}
+		}
+		for st, n := range counts {
+			e.cfg.Hooks.Acked(queueName, group, st, n)
+		}
 	}
 	return c.save(ctx, tx, now, false)
 }

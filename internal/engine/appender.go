@@ -115,37 +115,60 @@ type querier interface {
 var errPartitionGone = errors.New("partition no longer exists")
 
 // writeSegment appends the frames of reqs to one segment of pid in one round
-// trip and fills each request's results.
+// trip and fills each request's results. Frames are concatenated here, so
+// the database stores the segment without per-frame work.
 func (e *Engine) writeSegment(ctx context.Context, q querier, pid uuid.UUID, reqs []*appendReq) error {
-	var hashes []int64
-	var frames [][]byte
-	var times []time.Time
+	n, size := 0, 0
+	for _, r := range reqs {
+		n += len(r.frames)
+		size += r.bytes
+	}
+	hashes := make([]int64, 0, n)
+	lens := make([]int32, 0, n)
+	blob := make([]byte, 0, size)
+	first, last := reqs[0].times[0], reqs[0].times[0]
 	for _, r := range reqs {
 		hashes = append(hashes, r.hashes...)
-		frames = append(frames, r.frames...)
-		times = append(times, r.times...)
-	}
-	rows, err := q.Query(ctx, `SELECT idx, msg_offset, duplicate FROM lethe.append($1, $2, $3, $4, $5)`,
-		pid, hashes, frames, times, e.clock.Now())
-	if err != nil {
-		return fmt.Errorf("append to partition %s: %w", pid, err)
-	}
-	results := make([]appendResult, len(hashes))
-	for rows.Next() {
-		var idx int
-		var r appendResult
-		if err := rows.Scan(&idx, &r.offset, &r.duplicate); err != nil {
-			rows.Close()
-			return fmt.Errorf("append to partition %s: %w", pid, err)
+		for i, f := range r.frames {
+			lens = append(lens, int32(len(f)))
+			blob = append(blob, f...)
+			first, last = minTime(first, r.times[i]), maxTime(last, r.times[i])
 		}
-		results[idx-1] = r
 	}
-	if err := rows.Err(); err != nil {
+	var base *int64
+	var dupIdx []int32
+	var dupOffsets []int64
+	rows, err := q.Query(ctx, `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append($1, $2, $3, $4, $5, $6, $7)`,
+		pid, hashes, lens, blob, first, last, e.clock.Now())
+	if err == nil {
+		for rows.Next() {
+			err = rows.Scan(&base, &dupIdx, &dupOffsets)
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "P0002" {
 			return errPartitionGone
 		}
 		return fmt.Errorf("append to partition %s: %w", pid, err)
+	}
+	results := make([]appendResult, n)
+	for k, i := range dupIdx {
+		results[i-1] = appendResult{offset: dupOffsets[k], duplicate: true}
+	}
+	next := int64(0)
+	if base != nil {
+		next = *base
+	}
+	for i := range results {
+		if !results[i].duplicate {
+			results[i].offset = next
+			next++
+		}
 	}
 	i := 0
 	for _, r := range reqs {
@@ -153,4 +176,18 @@ func (e *Engine) writeSegment(ctx context.Context, q querier, pid uuid.UUID, req
 		i += len(r.frames)
 	}
 	return nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

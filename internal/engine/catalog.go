@@ -24,6 +24,7 @@ type Queue struct {
 	Name              string
 	LeaseTime         int
 	RetryLimit        int
+	RetryDelay        time.Duration
 	DelayedProcessing int
 	WindowBuffer      int
 
@@ -57,10 +58,12 @@ func (c *catalog) queue(ctx context.Context, name string) (*Queue, error) {
 		return q, nil
 	}
 	q = &Queue{Name: name}
+	var retryDelayMs int
 	err := c.pool.QueryRow(ctx, `
-		SELECT id, lease_time, retry_limit, delayed_processing, window_buffer
+		SELECT id, lease_time, retry_limit, retry_delay_ms, delayed_processing, window_buffer
 		  FROM lethe.queues WHERE name = $1`, name).
-		Scan(&q.ID, &q.LeaseTime, &q.RetryLimit, &q.DelayedProcessing, &q.WindowBuffer)
+		Scan(&q.ID, &q.LeaseTime, &q.RetryLimit, &retryDelayMs, &q.DelayedProcessing, &q.WindowBuffer)
+	q.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
 	if errors.Is(err, pgx.ErrNoRows) {
 		c.forgetQueue(name)
 		return nil, nil
@@ -108,16 +111,23 @@ func (c *catalog) ensurePartition(ctx context.Context, queue, partition string) 
 	if err != nil {
 		return uuid.Nil, err
 	}
-	err = c.pool.QueryRow(ctx, `
-		WITH ins AS (
-			INSERT INTO lethe.partitions (id, queue_id, name, created_at)
-			VALUES ($1, $2, $3, $4)
-			ON CONFLICT (queue_id, name) DO NOTHING
-			RETURNING id)
-		SELECT id FROM ins
-		UNION ALL
-		SELECT id FROM lethe.partitions WHERE queue_id = $2 AND name = $3
-		LIMIT 1`, uuid.New(), q.ID, partition, c.clock.Now()).Scan(&id)
+	// When a concurrent first push inserts the same partition, our INSERT
+	// skips it but our snapshot cannot see it yet: the next statement can.
+	for attempt := 0; attempt < 3; attempt++ {
+		err = c.pool.QueryRow(ctx, `
+			WITH ins AS (
+				INSERT INTO lethe.partitions (id, queue_id, name, created_at)
+				VALUES ($1, $2, $3, $4)
+				ON CONFLICT (queue_id, name) DO NOTHING
+				RETURNING id)
+			SELECT id FROM ins
+			UNION ALL
+			SELECT id FROM lethe.partitions WHERE queue_id = $2 AND name = $3
+			LIMIT 1`, uuid.New(), q.ID, partition, c.clock.Now()).Scan(&id)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			break
+		}
+	}
 	if err != nil {
 		// The queue may have been deleted since we cached it.
 		c.forgetQueue(queue)

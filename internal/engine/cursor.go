@@ -25,16 +25,17 @@ type cursor struct {
 	leaseError  string
 	retryOffset *int64
 	retryCount  int
+	retryAfter  *time.Time
 }
 
 const cursorColumns = `partition_id, group_name, committed, lease_id, coalesce(lease_from, 0), coalesce(lease_to, -1),
 	coalesce(lease_until, 'epoch'), coalesce(lease_txns, '{}'), coalesce(lease_done, '{}'),
-	coalesce(lease_fail, '{}'), coalesce(lease_error, ''), retry_offset, retry_count`
+	coalesce(lease_fail, '{}'), coalesce(lease_error, ''), retry_offset, retry_count, retry_after`
 
 func scanCursor(row pgx.Row) (*cursor, error) {
 	c := &cursor{}
 	err := row.Scan(&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
-		&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount)
+		&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -78,11 +79,11 @@ func (c *cursor) save(ctx context.Context, tx pgx.Tx, now time.Time, popped bool
 	_, err := tx.Exec(ctx, `
 		UPDATE lethe.cursors SET committed = $3, lease_id = $4, lease_from = $5, lease_to = $6,
 		       lease_until = $7, lease_txns = $8, lease_done = $9, lease_fail = $10, lease_error = $11,
-		       retry_offset = $12, retry_count = $13, updated_at = $14,
+		       retry_offset = $12, retry_count = $13, updated_at = $14, retry_after = $16,
 		       last_pop_at = CASE WHEN $15 THEN $14 ELSE last_pop_at END
 		 WHERE partition_id = $1 AND group_name = $2`,
 		c.pid, c.group, c.committed, c.leaseID, from, to, until, txns, done, fail, nullIfEmpty(c.leaseError),
-		c.retryOffset, c.retryCount, now, popped)
+		c.retryOffset, c.retryCount, now, popped, c.retryAfter)
 	if err != nil {
 		return fmt.Errorf("save cursor %s/%s: %w", c.pid, c.group, err)
 	}

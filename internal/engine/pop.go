@@ -187,6 +187,7 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 		 WHERE p.queue_id = $1
 		   AND p.next_offset > greatest(coalesce(c.committed + 1, 0), p.low_watermark)
 		   AND (c.lease_id IS NULL OR c.lease_until <= $3)
+		   AND (c.retry_after IS NULL OR c.retry_after <= $3)
 		   AND ($4::timestamptz IS NULL OR c.partition_id IS NOT NULL OR p.last_push_at >= $4)
 		   AND ($5 = 0 OR p.last_push_at <= $3 - make_interval(secs => $5))
 		 ORDER BY c.last_pop_at NULLS FIRST
@@ -225,7 +226,7 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopReq
 			if c.leaseUntil.After(now) {
 				return nil
 			}
-			if err := e.expireLease(ctx, tx, c, q.RetryLimit, now); err != nil {
+			if err := e.expireLease(ctx, tx, c, q, now); err != nil {
 				return err
 			}
 		}
@@ -236,6 +237,10 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopReq
 			return fmt.Errorf("read partition %s: %w", cand.pid, err)
 		}
 		start := max(c.committed+1, low)
+		if c.retryAfter != nil && c.retryAfter.After(now) {
+			// A failed message waits out the queue's retryDelay.
+			return c.save(ctx, tx, now, false)
+		}
 		windowOpen := q.WindowBuffer > 0 && lastPush != nil && lastPush.After(now.Add(-time.Duration(q.WindowBuffer)*time.Second))
 		var frames []storedFrame
 		if start < next && !windowOpen {

@@ -91,8 +91,8 @@ func (e *Engine) Configure(ctx context.Context, req api.ConfigureRequest) (*api.
 	_, err = e.pool.Exec(ctx, `
 		INSERT INTO lethe.queues (name, namespace, task, lease_time, retry_limit, delayed_processing, window_buffer,
 		       retention_enabled, retention_seconds, completed_retention_seconds, max_wait_time_seconds,
-		       dedup_window_seconds, options, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)
+		       dedup_window_seconds, options, created_at, updated_at, retry_delay_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15)
 		ON CONFLICT (name) DO UPDATE SET
 		       namespace = CASE WHEN EXCLUDED.namespace <> '' THEN EXCLUDED.namespace ELSE lethe.queues.namespace END,
 		       task = CASE WHEN EXCLUDED.task <> '' THEN EXCLUDED.task ELSE lethe.queues.task END,
@@ -102,10 +102,11 @@ func (e *Engine) Configure(ctx context.Context, req api.ConfigureRequest) (*api.
 		       completed_retention_seconds = EXCLUDED.completed_retention_seconds,
 		       max_wait_time_seconds = EXCLUDED.max_wait_time_seconds,
 		       dedup_window_seconds = EXCLUDED.dedup_window_seconds,
-		       options = EXCLUDED.options, updated_at = EXCLUDED.updated_at`,
+		       options = EXCLUDED.options, updated_at = EXCLUDED.updated_at,
+		       retry_delay_ms = EXCLUDED.retry_delay_ms`,
 		req.Queue, req.Namespace, req.Task, opts.LeaseTime, opts.RetryLimit, opts.DelayedProcessing, opts.WindowBuffer,
 		opts.RetentionEnabled, opts.RetentionSeconds, opts.CompletedRetentionSeconds, opts.MaxWaitTimeSeconds,
-		opts.DedupWindowSeconds, extra, now)
+		opts.DedupWindowSeconds, extra, now, opts.RetryDelay)
 	if err != nil {
 		return nil, fmt.Errorf("configure %s: %w", req.Queue, err)
 	}

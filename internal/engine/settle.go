@@ -14,10 +14,11 @@ import (
 // after it redelivered: redelivery over loss) until it has failed more than
 // retryLimit times, when it goes to the dead letters and the group moves
 // past it.
-func (e *Engine) settle(ctx context.Context, tx pgx.Tx, c *cursor, retryLimit int, now time.Time) (dead bool, err error) {
+func (e *Engine) settle(ctx context.Context, tx pgx.Tx, c *cursor, q *Queue, now time.Time) (dead bool, err error) {
+	retryLimit := q.RetryLimit
 	if len(c.leaseFail) == 0 {
 		c.committed = max(c.committed, c.leaseTo)
-		c.retryOffset, c.retryCount = nil, 0
+		c.retryOffset, c.retryCount, c.retryAfter = nil, 0, nil
 		c.clearLease()
 		return false, nil
 	}
@@ -28,12 +29,16 @@ func (e *Engine) settle(ctx context.Context, tx pgx.Tx, c *cursor, retryLimit in
 	} else {
 		c.retryOffset, c.retryCount = &f, 1
 	}
+	if q.RetryDelay > 0 {
+		after := now.Add(q.RetryDelay)
+		c.retryAfter = &after
+	}
 	if c.retryCount > retryLimit {
 		if err := e.deadLetter(ctx, tx, c, f, c.leaseError, c.retryCount, now); err != nil {
 			return false, err
 		}
 		c.committed = max(c.committed, f)
-		c.retryOffset, c.retryCount = nil, 0
+		c.retryOffset, c.retryCount, c.retryAfter = nil, 0, nil
 		dead = true
 	}
 	c.clearLease()
@@ -42,7 +47,7 @@ func (e *Engine) settle(ctx context.Context, tx pgx.Tx, c *cursor, retryLimit in
 
 // expireLease settles a lease whose time ran out: whatever was not acked
 // counts as failed, so it is redelivered and counts toward retryLimit.
-func (e *Engine) expireLease(ctx context.Context, tx pgx.Tx, c *cursor, retryLimit int, now time.Time) error {
+func (e *Engine) expireLease(ctx context.Context, tx pgx.Tx, c *cursor, q *Queue, now time.Time) error {
 	for o := c.leaseFrom; o <= c.leaseTo; o++ {
 		if !slices.Contains(c.leaseDone, o) && !slices.Contains(c.leaseFail, o) {
 			c.leaseFail = append(c.leaseFail, o)
@@ -51,7 +56,7 @@ func (e *Engine) expireLease(ctx context.Context, tx pgx.Tx, c *cursor, retryLim
 	if c.leaseError == "" {
 		c.leaseError = "lease expired"
 	}
-	_, err := e.settle(ctx, tx, c, retryLimit, now)
+	_, err := e.settle(ctx, tx, c, q, now)
 	return err
 }
 

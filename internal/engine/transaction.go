@@ -36,7 +36,7 @@ func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, pr
 	for i, op := range req.Operations {
 		switch op.Type {
 		case "push":
-			prep, err := e.preparePush(op.Items, producerSub)
+			prep, err := e.preparePush(op.Items, producerSub, true)
 			if err != nil {
 				return nil, fmt.Errorf("operations[%d]: %w", i, err)
 			}

@@ -16,6 +16,11 @@ type Auth struct {
 
 func (a Auth) on() bool { return a.Token != "" || a.OperatorToken != "" }
 
+// IsOperator reports whether r may make operator-only calls: auth is off, or
+// r carries the operator token. Routes registered through Config.Extra use
+// it where the server's RequireOperator is out of reach.
+func (a Auth) IsOperator(r *http.Request) bool { return !a.on() || tokenIs(bearer(r), a.OperatorToken) }
+
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	if t, ok := strings.CutPrefix(h, "Bearer "); ok {

@@ -33,7 +33,7 @@ func (s *Server) pushItems(r *http.Request, items []api.PushItem) ([]api.PushRes
 	if s.buffer != nil && s.buffer.Active(r.Context()) {
 		return s.buffer.Buffer(r.Context(), items)
 	}
-	return s.eng.Push(r.Context(), items, "")
+	return s.eng.PushDecoded(r.Context(), items, "")
 }
 
 func (s *Server) pop(w http.ResponseWriter, r *http.Request) {

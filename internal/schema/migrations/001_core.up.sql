@@ -8,6 +8,7 @@ CREATE TABLE lethe.queues (
     task                        text NOT NULL DEFAULT '',
     lease_time                  int  NOT NULL DEFAULT 300,
     retry_limit                 int  NOT NULL DEFAULT 3,
+    retry_delay_ms              int  NOT NULL DEFAULT 1000,
     delayed_processing          int  NOT NULL DEFAULT 0,
     window_buffer               int  NOT NULL DEFAULT 0,
     retention_enabled           bool NOT NULL DEFAULT false,
@@ -89,6 +90,9 @@ CREATE TABLE lethe.cursors (
     lease_error   text,
     retry_offset  bigint,
     retry_count   int NOT NULL DEFAULT 0,
+    -- After a failure the partition is not redelivered to the group before
+    -- this time (the queue's retryDelay).
+    retry_after   timestamptz,
     last_pop_at   timestamptz,
     updated_at    timestamptz NOT NULL,
     PRIMARY KEY (partition_id, group_name)

@@ -1,21 +1,35 @@
--- lethe.append writes one segment for one partition in one round trip:
--- it takes the partition row lock (the serializer of appends), drops
--- transaction ids already stored (and repeats within the batch), gives the
--- rest contiguous offsets, stores their frames as one segment row and their
--- hashes in the sidecar, and moves next_offset. It answers, for every input
--- position, the offset of the message and whether it was a duplicate.
+-- lethe.append writes one segment for one partition in one round trip. It
+-- takes the partition row lock (the serializer of appends), records each
+-- transaction-id hash in the sidecar at its offset, and stores the frames
+-- as one segment row, then moves next_offset.
+--
+-- The caller removes repeats within the batch and sends the frames already
+-- concatenated (p_blob, frame i being p_lens[i] bytes), so the common case
+-- does no per-frame work here: the sidecar insert doubles as the duplicate
+-- check (ON CONFLICT), and only when it finds a hash already stored does the
+-- function cut those frames out and renumber.
+--
+-- It answers one row: the base offset of the new segment (NULL when every
+-- message was a duplicate) and, for the duplicates, their input positions
+-- (1-based) and the offsets they were first stored at.
 CREATE FUNCTION lethe.append(
     p_partition uuid,
     p_hashes    bigint[],
-    p_frames    bytea[],
-    p_times     timestamptz[],
-    p_now       timestamptz
-) RETURNS TABLE (idx int, msg_offset bigint, duplicate bool)
-LANGUAGE plpgsql AS $$
+    p_lens      int[],
+    p_blob      bytea,
+    p_first_at  timestamptz,
+    p_last_at   timestamptz,
+    p_now       timestamptz,
+    OUT base_offset bigint,
+    OUT dup_idx     int[],
+    OUT dup_offsets bigint[]
+) LANGUAGE plpgsql AS $$
 DECLARE
     v_next  bigint;
+    v_total int := cardinality(p_hashes);
+    v_new   int;
+    v_keep  bytea;
     v_fresh int[];
-    v_n     int;
 BEGIN
     SELECT p.next_offset INTO v_next
       FROM lethe.partitions p WHERE p.id = p_partition FOR UPDATE;
@@ -23,38 +37,68 @@ BEGIN
         RAISE EXCEPTION 'partition % does not exist', p_partition USING ERRCODE = 'P0002';
     END IF;
 
-    -- Positions that are the first of their hash in the batch and whose
-    -- hash is not stored yet.
-    SELECT coalesce(array_agg(f.i ORDER BY f.i), '{}') INTO v_fresh
-      FROM (SELECT DISTINCT ON (u.h) u.h, u.i::int AS i
-              FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)
-             ORDER BY u.h, u.i) f
-     WHERE NOT EXISTS (SELECT 1 FROM lethe.txns t
-                        WHERE t.partition_id = p_partition AND t.txn_hash = f.h);
-    v_n := cardinality(v_fresh);
+    -- Provisional offsets assume no duplicates.
+    WITH ins AS (
+        INSERT INTO lethe.txns (partition_id, txn_hash, msg_offset, created_at)
+        SELECT p_partition, u.h, v_next + u.i - 1, p_now
+          FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)
+        ON CONFLICT DO NOTHING
+        RETURNING 1)
+    SELECT count(*) INTO v_new FROM ins;
 
-    IF v_n > 0 THEN
+    IF v_new = v_total THEN
         INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count,
                                     first_at, last_at, byte_size, frames)
-        SELECT p_partition, v_next, v_next + v_n - 1, v_n,
-               min(p_times[x.i]), max(p_times[x.i]),
-               sum(length(p_frames[x.i]))::int,
-               string_agg(p_frames[x.i], ''::bytea ORDER BY x.ord)
-          FROM unnest(v_fresh) WITH ORDINALITY AS x(i, ord);
-
-        INSERT INTO lethe.txns (partition_id, txn_hash, msg_offset, created_at)
-        SELECT p_partition, p_hashes[x.i], v_next + x.ord - 1, p_now
-          FROM unnest(v_fresh) WITH ORDINALITY AS x(i, ord);
-
-        UPDATE lethe.partitions SET next_offset = v_next + v_n, last_push_at = p_now
+        VALUES (p_partition, v_next, v_next + v_total - 1, v_total,
+                p_first_at, p_last_at, length(p_blob), p_blob);
+        UPDATE lethe.partitions SET next_offset = v_next + v_total, last_push_at = p_now
          WHERE id = p_partition;
+        base_offset := v_next;
+        dup_idx := '{}';
+        dup_offsets := '{}';
+        RETURN;
     END IF;
 
-    RETURN QUERY
-    SELECT u.i::int, t.msg_offset, NOT (u.i::int = ANY (v_fresh))
+    -- Some positions are duplicates: of a hash stored before this call
+    -- (offsets only grow, so its offset is below v_next) or of an earlier
+    -- position in this batch. Keep the first occurrence of each new hash,
+    -- renumber the kept ones, and answer the duplicates with the offset
+    -- their hash is stored at.
+    SELECT coalesce(array_agg(d.i ORDER BY d.i), '{}') INTO v_fresh
+      FROM (SELECT u.i::int AS i, u.h, row_number() OVER (PARTITION BY u.h ORDER BY u.i) AS nth
+              FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)) d
+     WHERE d.nth = 1
+       AND NOT EXISTS (SELECT 1 FROM lethe.txns t
+                        WHERE t.partition_id = p_partition AND t.txn_hash = d.h AND t.msg_offset < v_next);
+    v_new := cardinality(v_fresh);
+
+    UPDATE lethe.txns t SET msg_offset = v_next + x.ord - 1
+      FROM unnest(v_fresh) WITH ORDINALITY AS x(i, ord)
+     WHERE t.partition_id = p_partition AND t.txn_hash = p_hashes[x.i];
+
+    SELECT coalesce(array_agg(u.i::int ORDER BY u.i), '{}'), coalesce(array_agg(t.msg_offset ORDER BY u.i), '{}')
+      INTO dup_idx, dup_offsets
       FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)
       JOIN lethe.txns t ON t.partition_id = p_partition AND t.txn_hash = u.h
-     ORDER BY u.i;
+     WHERE NOT (u.i::int = ANY (v_fresh));
+
+    IF v_new = 0 THEN
+        base_offset := NULL;
+        RETURN;
+    END IF;
+
+    SELECT string_agg(substring(p_blob FROM s.pos FOR s.len), ''::bytea ORDER BY s.i) INTO v_keep
+      FROM (SELECT u.i::int AS i, u.len, (sum(u.len) OVER (ORDER BY u.i) - u.len + 1)::int AS pos
+              FROM unnest(p_lens) WITH ORDINALITY AS u(len, i)) s
+     WHERE s.i = ANY (v_fresh);
+
+    INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count,
+                                first_at, last_at, byte_size, frames)
+    VALUES (p_partition, v_next, v_next + v_new - 1, v_new,
+            p_first_at, p_last_at, length(v_keep), v_keep);
+    UPDATE lethe.partitions SET next_offset = v_next + v_new, last_push_at = p_now
+     WHERE id = p_partition;
+    base_offset := v_next;
 END $$;
 
-REVOKE ALL ON FUNCTION lethe.append(uuid, bigint[], bytea[], timestamptz[], timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lethe.append(uuid, bigint[], int[], bytea, timestamptz, timestamptz, timestamptz) FROM PUBLIC;

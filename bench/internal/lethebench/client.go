@@ -1,0 +1,162 @@
+package lethebench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// client speaks lethe's HTTP API with connections kept alive for every
+// load-generating goroutine.
+type client struct {
+	base string
+	hc   *http.Client
+}
+
+func newClient(base string, conns int) *client {
+	tr := &http.Transport{
+		MaxIdleConns:        conns * 2,
+		MaxIdleConnsPerHost: conns * 2,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+	}
+	return &client{base: base, hc: &http.Client{Transport: tr}}
+}
+
+func (c *client) close() { c.hc.CloseIdleConnections() }
+
+// do sends body (nil for GET) and returns the status and the answer.
+func (c *client) do(ctx context.Context, method, path string, body []byte, into any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(msg))
+	}
+	if into != nil && resp.StatusCode != http.StatusNoContent {
+		if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+		}
+	}
+	io.Copy(io.Discard, resp.Body) // the connection goes back to the pool only when drained
+	return resp.StatusCode, nil
+}
+
+// push sends a pre-assembled push body; 201 is the only success.
+func (c *client) push(ctx context.Context, body []byte) error {
+	status, err := c.do(ctx, http.MethodPost, "/api/v1/push", body, nil)
+	if err == nil && status != http.StatusCreated {
+		err = fmt.Errorf("push answered %d, want 201", status)
+	}
+	return err
+}
+
+type popped struct {
+	TransactionID string          `json:"transactionId"`
+	PartitionID   string          `json:"partitionId"`
+	LeaseID       string          `json:"leaseId"`
+	Data          json.RawMessage `json:"data"`
+}
+
+type popAnswer struct {
+	Messages []popped `json:"messages"`
+}
+
+// popThin skips the payloads, which throughput runs do not look at.
+type popThin struct {
+	Messages []struct {
+		TransactionID string `json:"transactionId"`
+		PartitionID   string `json:"partitionId"`
+		LeaseID       string `json:"leaseId"`
+	} `json:"messages"`
+}
+
+// pop leases up to batch messages of queue to group; none on 204.
+func (c *client) pop(ctx context.Context, queue, group string, batch int, wait time.Duration, withData bool) ([]popped, error) {
+	q := url.Values{"batch": {strconv.Itoa(batch)}, "consumerGroup": {group}}
+	if wait > 0 {
+		q.Set("wait", "true")
+		q.Set("timeout", strconv.FormatInt(wait.Milliseconds(), 10))
+	}
+	path := "/api/v1/pop/queue/" + url.PathEscape(queue) + "?" + q.Encode()
+	if withData {
+		var a popAnswer
+		_, err := c.do(ctx, http.MethodGet, path, nil, &a)
+		return a.Messages, err
+	}
+	var a popThin
+	if _, err := c.do(ctx, http.MethodGet, path, nil, &a); err != nil {
+		return nil, err
+	}
+	out := make([]popped, len(a.Messages))
+	for i, m := range a.Messages {
+		out[i] = popped{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: m.LeaseID}
+	}
+	return out, nil
+}
+
+type ackItem struct {
+	TransactionID string `json:"transactionId"`
+	PartitionID   string `json:"partitionId"`
+	LeaseID       string `json:"leaseId,omitempty"`
+	Status        string `json:"status"`
+}
+
+// ack completes msgs for group in one batch and fails unless every ack
+// succeeded.
+func (c *client) ack(ctx context.Context, group string, msgs []popped) error {
+	acks := make([]ackItem, len(msgs))
+	for i, m := range msgs {
+		acks[i] = ackItem{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: m.LeaseID, Status: "completed"}
+	}
+	body, err := json.Marshal(map[string]any{"consumerGroup": group, "acknowledgments": acks})
+	if err != nil {
+		return err
+	}
+	var results []struct {
+		Success bool   `json:"success"`
+		Error   string `json:"error"`
+	}
+	if _, err := c.do(ctx, http.MethodPost, "/api/v1/ack/batch", body, &results); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if !r.Success {
+			return fmt.Errorf("ack refused: %s", r.Error)
+		}
+	}
+	if len(results) != len(msgs) {
+		return fmt.Errorf("ack answered %d results for %d messages", len(results), len(msgs))
+	}
+	return nil
+}
+
+// configure creates or updates a queue.
+func (c *client) configure(ctx context.Context, queue string, options map[string]any) error {
+	body, err := json.Marshal(map[string]any{"queue": queue, "options": options})
+	if err != nil {
+		return err
+	}
+	_, err = c.do(ctx, http.MethodPost, "/api/v1/configure", body, nil)
+	return err
+}

@@ -1,0 +1,183 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"lethe/internal/app"
+	"lethe/internal/config"
+)
+
+// Lethe is a running lethe server.
+type Lethe struct {
+	URL string
+	// PID is the process whose memory is lethe's: the subprocess, or this
+	// process when lethe runs in-process (then the load generator's memory
+	// is counted too). Zero when the server is external.
+	PID int
+
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	app     *app.App
+	logFile *os.File
+}
+
+// LetheEnv is the environment the server runs with: a short retention
+// interval so a sweep starts within a fraction of a second of being
+// enabled, and quiet logs.
+func LetheEnv() map[string]string {
+	return map[string]string{
+		"LOG_LEVEL":          "warn",
+		"RETENTION_INTERVAL": "200",
+	}
+}
+
+// BuildLethe compiles cmd/lethe into dir and returns the binary's path.
+func BuildLethe(ctx context.Context, dir string) (string, error) {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "lethe")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/lethe")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/lethe: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("run the bench from inside the lethe module (go run ./bench)")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// StartLetheProcess runs `bin serve` against dsn on a free loopback port,
+// logging to logPath, and waits until /health answers.
+func StartLetheProcess(ctx context.Context, bin, dsn, logPath string) (*Lethe, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--database-url", dsn)
+	cmd.Env = os.Environ()
+	for k, v := range LetheEnv() {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start lethe: %w", err)
+	}
+	l := &Lethe{URL: fmt.Sprintf("http://127.0.0.1:%d", port), PID: cmd.Process.Pid, cmd: cmd, logFile: logFile, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(l.exited)
+	}()
+	if err := l.waitHealthy(ctx, 60*time.Second); err != nil {
+		l.Stop()
+		return nil, fmt.Errorf("%w (see %s)", err, logPath)
+	}
+	return l, nil
+}
+
+// StartLetheInProcess runs lethe inside this process with app.Start.
+func StartLetheInProcess(ctx context.Context, dsn string, log *slog.Logger) (*Lethe, error) {
+	cfg, err := config.FromEnv() // the server's own defaults, as `lethe serve` would have them
+	if err != nil {
+		return nil, err
+	}
+	cfg.Host, cfg.DatabaseURL, cfg.LogLevel = "127.0.0.1", dsn, "warn"
+	cfg.Retention.Interval = 200 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	a, err := app.Start(ctx, cfg, log, app.Options{Listener: ln})
+	if err != nil {
+		return nil, err
+	}
+	return &Lethe{URL: a.URL(), PID: os.Getpid(), app: a}, nil
+}
+
+// UseLethe points at a server someone else runs.
+func UseLethe(ctx context.Context, url string) (*Lethe, error) {
+	l := &Lethe{URL: strings.TrimRight(url, "/")}
+	return l, l.waitHealthy(ctx, 10*time.Second)
+}
+
+func (l *Lethe) waitHealthy(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, l.URL+"/health", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if l.exited != nil {
+			select {
+			case <-l.exited:
+				return errors.New("lethe exited before answering /health")
+			default:
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("lethe at %s did not answer /health within %s", l.URL, limit)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Stop ends the server: SIGTERM, then SIGKILL after 15 s.
+func (l *Lethe) Stop() {
+	if l.app != nil {
+		l.app.Stop(context.Background())
+	}
+	if l.cmd != nil {
+		_ = l.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-l.exited:
+		case <-time.After(15 * time.Second):
+			_ = l.cmd.Process.Kill()
+			<-l.exited
+		}
+		l.logFile.Close()
+	}
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("pick a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

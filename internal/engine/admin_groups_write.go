@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// GroupDeleted answers a consumer group deletion (Queen's shape).
+type GroupDeleted struct {
+	Success           bool   `json:"success"`
+	ConsumerGroup     string `json:"consumerGroup"`
+	QueueName         string `json:"queueName,omitempty"`
+	DeletedPartitions int64  `json:"deletedPartitions"`
+	MetadataDeleted   bool   `json:"metadataDeleted"`
+}
+
+// DeleteConsumerGroup forgets where group stands: its cursors (and leases)
+// on queue, or on every queue when queue is empty. With deleteMetadata its
+// subscriptions go too, so its next pop subscribes afresh; without, the
+// next pop starts each partition where the subscription says. Its dead
+// letters stay: they are copies an operator may still replay.
+func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, deleteMetadata bool) (*GroupDeleted, error) {
+	if err := ValidateName("consumer group", group); err != nil {
+		return nil, err
+	}
+	var qid *int64
+	if queue != "" {
+		id, err := e.queueID(ctx, queue)
+		if err != nil {
+			return nil, err
+		}
+		qid = &id
+	}
+	res := &GroupDeleted{Success: true, ConsumerGroup: group, QueueName: queue, MetadataDeleted: deleteMetadata}
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `
+			SELECT EXISTS (SELECT 1 FROM lethe.subscriptions WHERE group_name = $1 AND ($2::bigint IS NULL OR queue_id = $2))
+			    OR EXISTS (SELECT 1 FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
+			                WHERE c.group_name = $1 AND ($2::bigint IS NULL OR p.queue_id = $2))`,
+			group, qid).Scan(&exists); err != nil {
+			return fmt.Errorf("look up consumer group %s: %w", group, err)
+		}
+		if !exists {
+			if queue != "" {
+				return notFoundf("consumer group %q has no subscription or cursor on queue %q", group, queue)
+			}
+			return notFoundf("consumer group %q does not exist (no subscription or cursor on any queue)", group)
+		}
+		tag, err := tx.Exec(ctx, `
+			DELETE FROM lethe.cursors c USING lethe.partitions p
+			 WHERE p.id = c.partition_id AND c.group_name = $1 AND ($2::bigint IS NULL OR p.queue_id = $2)`, group, qid)
+		if err != nil {
+			return fmt.Errorf("delete cursors of %s: %w", group, err)
+		}
+		res.DeletedPartitions = tag.RowsAffected()
+		if deleteMetadata {
+			if _, err := tx.Exec(ctx, `
+				DELETE FROM lethe.subscriptions WHERE group_name = $1 AND ($2::bigint IS NULL OR queue_id = $2)`,
+				group, qid); err != nil {
+				return fmt.Errorf("delete subscriptions of %s: %w", group, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// SubscriptionUpdated answers a subscription time change (Queen's shape).
+type SubscriptionUpdated struct {
+	Success       bool      `json:"success"`
+	ConsumerGroup string    `json:"consumerGroup"`
+	NewTimestamp  time.Time `json:"newTimestamp"`
+	RowsUpdated   int64     `json:"rowsUpdated"`
+}
+
+// UpdateSubscription moves the start time of every subscription of group.
+// It decides where the group starts on partitions it has not popped yet;
+// to move the group on partitions it already reads, seek.
+func (e *Engine) UpdateSubscription(ctx context.Context, group string, from time.Time) (*SubscriptionUpdated, error) {
+	if err := ValidateName("consumer group", group); err != nil {
+		return nil, err
+	}
+	tag, err := e.pool.Exec(ctx, `
+		UPDATE lethe.subscriptions SET from_at = $2, mode = 'timestamp' WHERE group_name = $1`, group, from)
+	if err != nil {
+		return nil, fmt.Errorf("update subscriptions of %s: %w", group, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, notFoundf("consumer group %q has no subscription; it gets one on its first pop", group)
+	}
+	return &SubscriptionUpdated{Success: true, ConsumerGroup: group, NewTimestamp: from.UTC(), RowsUpdated: tag.RowsAffected()}, nil
+}

@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// SeekRequest moves a consumer group's cursors on a queue (or on one of
+// its partitions): to the end, or to the first message created at or after
+// Timestamp. Exactly one of ToEnd and Timestamp is set.
+type SeekRequest struct {
+	Group     string
+	Queue     string
+	Partition string // empty: every partition of Queue
+	ToEnd     bool
+	Timestamp *time.Time
+}
+
+// SeekResult answers a seek (Queen's shape).
+type SeekResult struct {
+	Success           bool       `json:"success"`
+	ConsumerGroup     string     `json:"consumerGroup"`
+	QueueName         string     `json:"queueName"`
+	Partition         string     `json:"partition,omitempty"`
+	SeekToEnd         bool       `json:"seekToEnd"`
+	TargetTimestamp   *time.Time `json:"targetTimestamp"`
+	PartitionsUpdated int        `json:"partitionsUpdated"`
+	// CommittedOffset is where a one-partition seek left the cursor.
+	CommittedOffset *int64 `json:"committedOffset,omitempty"`
+}
+
+// Seek sets the group's committed offset on each partition: next_offset-1
+// to skip everything, or the offset before the first message at or after
+// the timestamp to replay from there. Leases on moved cursors are dropped
+// (their acks then fail and the messages follow the new position), retry
+// counts and delays reset, and partitions the group has not popped yet get a cursor so
+// the seek holds for them too.
+func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error) {
+	if err := ValidateName("consumer group", req.Group); err != nil {
+		return nil, err
+	}
+	if req.ToEnd == (req.Timestamp != nil) {
+		return nil, invalidf(`seek needs exactly one of {"toEnd": true} and {"timestamp": "<RFC 3339 time>"}`)
+	}
+	qid, err := e.queueID(ctx, req.Queue)
+	if err != nil {
+		return nil, err
+	}
+	var only *uuid.UUID
+	if req.Partition != "" {
+		pid, err := e.partitionOf(ctx, req.Queue, req.Partition)
+		if err != nil {
+			return nil, err
+		}
+		only = &pid
+	}
+	now := e.clock.Now()
+	res := &SeekResult{Success: true, ConsumerGroup: req.Group, QueueName: req.Queue, Partition: req.Partition,
+		SeekToEnd: req.ToEnd, TargetTimestamp: req.Timestamp}
+	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		pids, committed, err := e.seekTargets(ctx, tx, qid, only, req.Timestamp)
+		if err != nil {
+			return err
+		}
+		// Sorted by partition id, so concurrent seeks lock cursors in the
+		// same order and cannot deadlock.
+		_, err = tx.Exec(ctx, `
+			INSERT INTO lethe.cursors (partition_id, group_name, committed, updated_at)
+			SELECT u.pid, $1, u.committed, $2 FROM unnest($3::uuid[], $4::bigint[]) AS u(pid, committed)
+			 ORDER BY u.pid
+			ON CONFLICT (partition_id, group_name) DO UPDATE SET
+			       committed = EXCLUDED.committed, lease_id = NULL, lease_from = NULL, lease_to = NULL,
+			       lease_until = NULL, lease_txns = NULL, lease_done = NULL, lease_fail = NULL,
+			       lease_error = NULL, retry_offset = NULL, retry_count = 0, retry_after = NULL,
+			       updated_at = EXCLUDED.updated_at`,
+			req.Group, now, pids, committed)
+		if err != nil {
+			return fmt.Errorf("seek %s on %s: %w", req.Group, req.Queue, err)
+		}
+		res.PartitionsUpdated = len(pids)
+		if only != nil && len(committed) == 1 {
+			res.CommittedOffset = &committed[0]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Seeking back makes messages available: wake long polls.
+	e.notifier.notify(req.Queue)
+	return res, nil
+}
+
+// seekTargets returns the partitions to move, sorted by id, with the
+// committed offset each gets.
+func (e *Engine) seekTargets(ctx context.Context, tx pgx.Tx, qid int64, only *uuid.UUID, at *time.Time) ([]uuid.UUID, []int64, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT id, next_offset, last_push_at FROM lethe.partitions
+		 WHERE queue_id = $1 AND ($2::uuid IS NULL OR id = $2) ORDER BY id`, qid, only)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list partitions to seek: %w", err)
+	}
+	type part struct {
+		id       uuid.UUID
+		next     int64
+		lastPush *time.Time
+	}
+	parts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (part, error) {
+		var p part
+		return p, r.Scan(&p.id, &p.next, &p.lastPush)
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list partitions to seek: %w", err)
+	}
+	pids := make([]uuid.UUID, len(parts))
+	committed := make([]int64, len(parts))
+	for i, p := range parts {
+		pids[i], committed[i] = p.id, p.next-1
+		// last_push_at is never earlier than the frames it wrote, so a
+		// partition last pushed before the target has nothing at or after
+		// it and needs no segment read.
+		if at == nil || p.lastPush == nil || p.lastPush.Before(*at) {
+			continue
+		}
+		off, err := offsetAt(ctx, tx, p.id, *at)
+		if err != nil {
+			return nil, nil, err
+		}
+		committed[i] = off - 1
+	}
+	return pids, committed, nil
+}

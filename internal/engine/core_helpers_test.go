@@ -1,0 +1,163 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"lethe/api"
+	"lethe/internal/clock"
+	"lethe/internal/engine"
+	"lethe/internal/pgtest"
+	"lethe/internal/schema"
+)
+
+// t0 is where every test's fake clock starts.
+var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// coreEnv is an engine on its own fresh database with a fake clock.
+type coreEnv struct {
+	t     *testing.T
+	ctx   context.Context
+	eng   *engine.Engine
+	pool  *pgxpool.Pool
+	clock *clock.Fake
+}
+
+// newCoreEnv builds the engine directly (not through testserver) so tests can
+// set engine.Config knobs the replica does not expose.
+func newCoreEnv(t *testing.T, cfg engine.Config) *coreEnv {
+	t.Helper()
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg.MaxConns = 10
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := schema.Migrate(ctx, pool); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	clk := clock.NewFake(t0)
+	cfg.Clock = clk
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	eng := engine.New(pool, cfg)
+	t.Cleanup(eng.Close)
+	return &coreEnv{t: t, ctx: ctx, eng: eng, pool: pool, clock: clk}
+}
+
+// push appends one message per payload (raw JSON) to queue/partition.
+func (e *coreEnv) push(queue, partition string, payloads ...string) []api.PushResult {
+	e.t.Helper()
+	items := make([]api.PushItem, len(payloads))
+	for i, p := range payloads {
+		items[i] = api.PushItem{Queue: queue, Partition: partition, Payload: json.RawMessage(p)}
+	}
+	return e.pushItems(items...)
+}
+
+func (e *coreEnv) pushItems(items ...api.PushItem) []api.PushResult {
+	e.t.Helper()
+	res, err := e.eng.Push(e.ctx, items, "")
+	if err != nil {
+		e.t.Fatalf("push: %v", err)
+	}
+	if len(res) != len(items) {
+		e.t.Fatalf("push answered %d results for %d items", len(res), len(items))
+	}
+	return res
+}
+
+func (e *coreEnv) pop(req engine.PopRequest) *api.PopResponse {
+	e.t.Helper()
+	resp, err := e.eng.Pop(e.ctx, req)
+	if err != nil {
+		e.t.Fatalf("pop %+v: %v", req, err)
+	}
+	return resp
+}
+
+// popN pops and requires exactly n messages.
+func (e *coreEnv) popN(req engine.PopRequest, n int) *api.PopResponse {
+	e.t.Helper()
+	resp := e.pop(req)
+	if len(resp.Messages) != n {
+		e.t.Fatalf("pop %+v: got %d messages %v, want %d", req, len(resp.Messages), payloads(resp), n)
+	}
+	return resp
+}
+
+func (e *coreEnv) ack(acks ...api.AckRequest) []api.AckResult {
+	e.t.Helper()
+	res, err := e.eng.Ack(e.ctx, acks, "")
+	if err != nil {
+		e.t.Fatalf("ack: %v", err)
+	}
+	return res
+}
+
+// ackMsg acks one delivered message with status and requires success.
+func (e *coreEnv) ackMsg(m api.Message, status string) api.AckResult {
+	e.t.Helper()
+	res := e.ack(api.AckRequest{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: m.LeaseID,
+		Status: status, ConsumerGroup: m.ConsumerGroup, Error: "test says " + status})
+	if !res[0].Success {
+		e.t.Fatalf("ack %s of %s: %+v", status, m.TransactionID, res[0])
+	}
+	return res[0]
+}
+
+func (e *coreEnv) configure(queue, options string) {
+	e.t.Helper()
+	if _, err := e.eng.Configure(e.ctx, api.ConfigureRequest{Queue: queue, Options: json.RawMessage(options)}); err != nil {
+		e.t.Fatalf("configure %s %s: %v", queue, options, err)
+	}
+}
+
+// count runs a SELECT count(*)-like query.
+func (e *coreEnv) count(sql string, args ...any) int64 {
+	e.t.Helper()
+	var n int64
+	if err := e.pool.QueryRow(e.ctx, sql, args...).Scan(&n); err != nil {
+		e.t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// rowCounts is the number of rows of every core table, to prove that a
+// rejected request wrote nothing.
+func (e *coreEnv) rowCounts() map[string]int64 {
+	e.t.Helper()
+	out := map[string]int64{}
+	for _, table := range []string{"queues", "partitions", "segments", "txns", "subscriptions", "cursors", "dead_letters"} {
+		out[table] = e.count("SELECT count(*) FROM lethe." + table)
+	}
+	return out
+}
+
+func payloads(resp *api.PopResponse) []string {
+	var out []string
+	for _, m := range resp.Messages {
+		out = append(out, string(m.Data))
+	}
+	return out
+}
+
+func sameCounts(t *testing.T, before, after map[string]int64) {
+	t.Helper()
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("lethe.%s has %d rows, want %d (nothing should have been written)", k, after[k], v)
+		}
+	}
+}

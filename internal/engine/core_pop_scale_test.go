@@ -1,0 +1,58 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"lethe/internal/engine"
+)
+
+// A wildcard pop over 2,000 drained partitions finds the one with work.
+// The partitions are made by SQL (as if drained and trimmed by retention)
+// so the test spends its time on the pop, not on setup.
+func TestCorePopWildcardFindsWorkAmong2000Partitions(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.configure("wide", `{}`)
+	var qid int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT id FROM lethe.queues WHERE name = 'wide'`).Scan(&qid); err != nil {
+		t.Fatal(err)
+	}
+	now := e.clock.Now()
+	if _, err := e.pool.Exec(e.ctx, `
+		INSERT INTO lethe.partitions (id, queue_id, name, next_offset, low_watermark, created_at, last_push_at)
+		SELECT gen_random_uuid(), $1, 'p-' || lpad(i::text, 4, '0'), 5, 5, $2, $2
+		  FROM generate_series(0, 1999) i`, qid, now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	// Group g has a cursor on every partition, all caught up.
+	if _, err := e.pool.Exec(e.ctx, `
+		INSERT INTO lethe.cursors (partition_id, group_name, committed, last_pop_at, updated_at)
+		SELECT p.id, 'g', 4, $2::timestamptz - make_interval(secs => row_number() OVER (ORDER BY p.name)), $2
+		  FROM lethe.partitions p WHERE p.queue_id = $1`, qid, now); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = e.pool.Exec(e.ctx, `ANALYZE lethe.partitions; ANALYZE lethe.cursors`)
+	if resp := e.pop(engine.PopRequest{Queue: "wide", Group: "g"}); len(resp.Messages) != 0 {
+		t.Fatalf("pop with no work got %v", payloads(resp))
+	}
+	e.push("wide", "p-1234", `"here"`)
+	for _, group := range []string{"g", ""} {
+		start := time.Now()
+		resp := e.pop(engine.PopRequest{Queue: "wide", Group: group})
+		took := time.Since(start)
+		if len(resp.Messages) != 1 || resp.Partition != "p-1234" || resp.Messages[0].Offset != 5 {
+			t.Fatalf("group %q: wildcard pop got %+v, want offset 5 of p-1234", group, resp)
+		}
+		t.Logf("group %q: wildcard pop over 2000 partitions took %s", group, took)
+		if took > 2*time.Second {
+			t.Errorf("group %q: wildcard pop over 2000 partitions took %s", group, took)
+		}
+	}
+	// And an empty wildcard pop, which scans everything and finds nothing.
+	start := time.Now()
+	if resp := e.pop(engine.PopRequest{Queue: "wide", Group: "g"}); len(resp.Messages) != 0 {
+		t.Fatalf("pop with the only message leased got %v", payloads(resp))
+	}
+	t.Logf("empty wildcard pop over 2000 partitions took %s", time.Since(start))
+}

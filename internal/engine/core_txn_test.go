@@ -1,0 +1,114 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"lethe/api"
+	"lethe/internal/engine"
+)
+
+func TestCoreTransactionAckAndPushCommitTogether(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.push("in", "", `"job"`)
+	m := e.popN(engine.PopRequest{Queue: "in", Group: "workers"}, 1).Messages[0]
+	resp, err := e.eng.Transaction(e.ctx, api.TransactionRequest{Operations: []api.Operation{
+		{Type: "ack", TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: m.LeaseID, Status: "completed", ConsumerGroup: "workers"},
+		{Type: "push", Items: []api.PushItem{{Queue: "out", Payload: json.RawMessage(`"result"`), TransactionID: "out-1"}}},
+	}}, "")
+	if err != nil || !resp.Success {
+		t.Fatalf("transaction = %+v, %v", resp, err)
+	}
+	if len(resp.Results) != 2 {
+		t.Fatalf("results %s, want one per operation", resp.Results)
+	}
+	var ackRes api.AckResult
+	var pushRes []api.PushResult
+	if err := json.Unmarshal(resp.Results[0], &ackRes); err != nil || !ackRes.Success {
+		t.Errorf("ack result %s (%v)", resp.Results[0], err)
+	}
+	if err := json.Unmarshal(resp.Results[1], &pushRes); err != nil || len(pushRes) != 1 || pushRes[0].Status != api.StatusQueued {
+		t.Errorf("push result %s (%v)", resp.Results[1], err)
+	}
+	if again := e.pop(engine.PopRequest{Queue: "in", Group: "workers"}); len(again.Messages) != 0 {
+		t.Errorf("acked in the transaction, yet redelivered: %v", payloads(again))
+	}
+	out := e.popN(engine.PopRequest{Queue: "out"}, 1)
+	if out.Messages[0].ID != pushRes[0].MessageID || string(out.Messages[0].Data) != `"result"` {
+		t.Errorf("pushed in the transaction: got %+v", out.Messages[0])
+	}
+}
+
+func TestCoreTransactionFailedAckRollsBackPush(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.push("in", "", `"job"`)
+	m := e.popN(engine.PopRequest{Queue: "in", Group: "workers"}, 1).Messages[0]
+	e.push("out", "", `"existing"`) // so "out" and its partition exist
+	before := e.rowCounts()
+	resp, err := e.eng.Transaction(e.ctx, api.TransactionRequest{Operations: []api.Operation{
+		{Type: "push", Items: []api.PushItem{{Queue: "out", Payload: json.RawMessage(`"must not appear"`)}}},
+		{Type: "ack", TransactionID: m.TransactionID, PartitionID: m.PartitionID, Status: "completed", ConsumerGroup: "workers"},
+		{Type: "ack", TransactionID: "unknown-txn", PartitionID: m.PartitionID, Status: "completed", ConsumerGroup: "workers"},
+	}}, "")
+	if err != nil {
+		t.Fatalf("transaction with a bad ack: error %v, want success:false", err)
+	}
+	if resp.Success || !strings.Contains(resp.Error, "operations[2]") {
+		t.Errorf("transaction = %+v, want success false naming operations[2]", resp)
+	}
+	sameCounts(t, before, e.rowCounts())
+	if out := e.popN(engine.PopRequest{Queue: "out", Batch: 10}, 1); payloads(out)[0] != `"existing"` {
+		t.Errorf("out holds %v", payloads(out))
+	}
+	// The good ack rolled back too: the lease still holds the message.
+	if n := e.count(`SELECT count(*) FROM lethe.cursors WHERE group_name = 'workers' AND lease_id IS NOT NULL AND committed = -1`); n != 1 {
+		t.Errorf("the rolled-back ack changed the cursor")
+	}
+	e.ackMsg(m, api.AckCompleted)
+}
+
+func TestCoreTransactionRejectsMalformed(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	cases := map[string][]api.Operation{
+		"no operations":      nil,
+		"unknown type":       {{Type: "delete"}},
+		"empty type":         {{}},
+		"ack bad partition":  {{Type: "ack", TransactionID: "t", PartitionID: "zz"}},
+		"ack no transaction": {{Type: "ack", PartitionID: uuid.NewString()}},
+		"push no items":      {{Type: "push"}},
+		"push item no queue": {{Type: "push", Items: []api.PushItem{{Payload: json.RawMessage(`1`)}}}},
+		"good then bad":      {{Type: "push", Items: []api.PushItem{{Queue: "q"}}}, {Type: "nope"}},
+	}
+	for name, ops := range cases {
+		_, err := e.eng.Transaction(e.ctx, api.TransactionRequest{Operations: ops}, "")
+		if !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("%s: err %v, want ErrInvalid", name, err)
+		}
+	}
+	if n := e.count(`SELECT count(*) FROM lethe.segments`); n != 0 {
+		t.Errorf("%d segments written by rejected transactions", n)
+	}
+}
+
+// BUG: a transaction rejected as malformed (400) has already created the
+// queues and partitions of the push operations before the bad one.
+func TestCoreTransactionRejectedCreatesNothing(t *testing.T) {
+	t.Parallel()
+	t.Skip("BUG: Transaction calls ensurePartition while validating, so a 400 leaves queue and partition rows behind")
+	e := newCoreEnv(t, engine.Config{})
+	_, err := e.eng.Transaction(e.ctx, api.TransactionRequest{Operations: []api.Operation{
+		{Type: "push", Items: []api.PushItem{{Queue: "created-by-a-400"}}},
+		{Type: "nope"},
+	}}, "")
+	if !errors.Is(err, engine.ErrInvalid) {
+		t.Fatalf("err %v, want ErrInvalid", err)
+	}
+	sameCounts(t, map[string]int64{"queues": 0, "partitions": 0}, e.rowCounts())
+}

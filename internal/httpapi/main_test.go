@@ -1,0 +1,9 @@
+package httpapi_test
+
+import (
+	"testing"
+
+	"lethe/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -1,0 +1,150 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const (
+	// scrapeTimeout bounds the queries of one scrape; Prometheus' own
+	// default scrape timeout is 10 s.
+	scrapeTimeout = 3 * time.Second
+	// lagSeriesPerQueue bounds the (queue, group) lag series to this many
+	// times the queue limit, the deepest lags first.
+	lagSeriesPerQueue = 10
+)
+
+// queueStatsSQL reads the deepest queues with their partition count, depth
+// and dead letters, plus the total number of queues.
+const queueStatsSQL = `
+WITH top AS (
+    SELECT q.id, q.name, count(p.id) AS partitions,
+           coalesce(sum(p.next_offset - p.low_watermark), 0)::bigint AS depth
+      FROM lethe.queues q
+      LEFT JOIN lethe.partitions p ON p.queue_id = q.id
+     GROUP BY q.id
+     ORDER BY depth DESC, q.name
+     LIMIT $1)
+SELECT t.id, t.name, t.partitions, t.depth,
+       (SELECT count(*) FROM lethe.dead_letters d
+          JOIN lethe.partitions p ON p.id = d.partition_id
+         WHERE p.queue_id = t.id) AS dead,
+       (SELECT count(*) FROM lethe.queues) AS total
+  FROM top t`
+
+// lagSQL sums, per consumer group, the messages past each existing cursor
+// of the given queues.
+const lagSQL = `
+SELECT p.queue_id, c.group_name,
+       sum(greatest(p.next_offset - 1 - c.committed, 0))::bigint AS lag
+  FROM lethe.cursors c
+  JOIN lethe.partitions p ON p.id = c.partition_id
+ WHERE p.queue_id = ANY($1)
+ GROUP BY p.queue_id, c.group_name
+ ORDER BY lag DESC
+ LIMIT $2`
+
+// dbCollector reads queue gauges from PostgreSQL at scrape time.
+type dbCollector struct {
+	pool      *pgxpool.Pool
+	log       *slog.Logger
+	maxQueues int
+
+	up, queues, partitions, depth, dead, lag *prometheus.Desc
+}
+
+func newDBCollector(pool *pgxpool.Pool, log *slog.Logger, maxQueues int) *dbCollector {
+	return &dbCollector{
+		pool:      pool,
+		log:       log,
+		maxQueues: maxQueues,
+		up: prometheus.NewDesc("lethe_metrics_database_up",
+			"1 if the last scrape read the queue gauges from PostgreSQL, 0 if the queries failed.", nil, nil),
+		queues: prometheus.NewDesc("lethe_queues",
+			"Number of queues (all of them, even past the per-queue series limit).", nil, nil),
+		partitions: prometheus.NewDesc("lethe_partitions",
+			"Partitions of a queue.", []string{"queue"}, nil),
+		depth: prometheus.NewDesc("lethe_queue_depth_messages",
+			"Messages a queue holds: next offset minus low watermark, summed over partitions.", []string{"queue"}, nil),
+		dead: prometheus.NewDesc("lethe_dead_letters",
+			"Dead letters of a queue.", []string{"queue"}, nil),
+		lag: prometheus.NewDesc("lethe_queue_lag_messages",
+			"Messages past a consumer group's committed offset, summed over the partitions it has a cursor on.",
+			[]string{"queue", "group"}, nil),
+	}
+}
+
+func (c *dbCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.up, c.queues, c.partitions, c.depth, c.dead, c.lag} {
+		ch <- d
+	}
+}
+
+func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	if err := c.collect(ctx, ch); err != nil {
+		c.log.Warn("metrics: reading queue gauges failed", "error", err)
+		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1)
+}
+
+// collect emits nothing until both queries succeeded, so a scrape never
+// shows half a picture.
+func (c *dbCollector) collect(ctx context.Context, ch chan<- prometheus.Metric) error {
+	var out []prometheus.Metric
+	names := map[int64]string{}
+	var ids []int64
+	var total int64
+	rows, err := c.pool.Query(ctx, queueStatsSQL, c.maxQueues)
+	if err != nil {
+		return fmt.Errorf("queue stats: %w", err)
+	}
+	for rows.Next() {
+		var id, parts, depth, dead int64
+		var name string
+		if err := rows.Scan(&id, &name, &parts, &depth, &dead, &total); err != nil {
+			rows.Close()
+			return fmt.Errorf("queue stats: %w", err)
+		}
+		names[id] = name
+		ids = append(ids, id)
+		out = append(out,
+			prometheus.MustNewConstMetric(c.partitions, prometheus.GaugeValue, float64(parts), name),
+			prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(depth), name),
+			prometheus.MustNewConstMetric(c.dead, prometheus.GaugeValue, float64(dead), name))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("queue stats: %w", err)
+	}
+	out = append(out, prometheus.MustNewConstMetric(c.queues, prometheus.GaugeValue, float64(total)))
+	if len(ids) > 0 {
+		rows, err := c.pool.Query(ctx, lagSQL, ids, lagSeriesPerQueue*c.maxQueues)
+		if err != nil {
+			return fmt.Errorf("consumer lag: %w", err)
+		}
+		for rows.Next() {
+			var id, lag int64
+			var group string
+			if err := rows.Scan(&id, &group, &lag); err != nil {
+				rows.Close()
+				return fmt.Errorf("consumer lag: %w", err)
+			}
+			out = append(out, prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(lag), names[id], group))
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("consumer lag: %w", err)
+		}
+	}
+	for _, m := range out {
+		ch <- m
+	}
+	return nil
+}

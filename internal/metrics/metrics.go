@@ -1,0 +1,143 @@
+// Package metrics exposes a replica's Prometheus metrics: engine counters
+// fed by engine.Hooks, an HTTP latency histogram, and gauges read from
+// PostgreSQL at scrape time. Each replica has its own registry, so several
+// replicas in one process (tests) do not collide.
+package metrics
+
+import (
+	"cmp"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"lethe/internal/engine"
+)
+
+// MaxQueueLabelsDefault bounds the distinct queue labels the counters keep;
+// pushes to further queues count under queue="__other__" so a producer that
+// invents queue names cannot grow the replica's memory without bound.
+const MaxQueueLabelsDefault = 10_000
+
+// MaxQueueSeriesDefault bounds the per-queue gauges read at scrape time:
+// with more queues than this, only the deepest ones are reported
+// (lethe_queues still counts them all), so a deployment with many small
+// queues cannot blow up the scrape or Prometheus' label cardinality.
+const MaxQueueSeriesDefault = 1000
+
+// otherQueue is the label of queues past MaxQueueLabels.
+const otherQueue = "__other__"
+
+// Config wires Metrics.
+type Config struct {
+	// Pool is read at scrape time for the queue gauges; nil leaves them out.
+	Pool           *pgxpool.Pool
+	Logger         *slog.Logger
+	MaxQueueLabels int
+	MaxQueueSeries int
+}
+
+// Metrics is one replica's registry and instruments.
+type Metrics struct {
+	reg       *prometheus.Registry
+	pushed    *prometheus.CounterVec
+	delivered *prometheus.CounterVec
+	acks      *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+
+	maxQueues int
+	mu        sync.RWMutex
+	queues    map[string]struct{}
+}
+
+// New builds the registry with the Go and process collectors, the engine
+// counters, the HTTP histogram and, with a pool, the database gauges.
+func New(cfg Config) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		pushed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_messages_pushed_total",
+			Help: "Messages appended, by queue (duplicates included: they were answered).",
+		}, []string{"queue"}),
+		delivered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_messages_delivered_total",
+			Help: "Messages handed out by pops, by queue and consumer group.",
+		}, []string{"queue", "group"}),
+		acks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_acks_total",
+			Help: "Acknowledgements applied, by queue, consumer group and status (completed, failed, dlq).",
+		}, []string{"queue", "group", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "lethe_http_request_duration_seconds",
+			Help: "HTTP request latency by route pattern and status code; long polls land in the high buckets.",
+			// Up to a minute: a long-polling pop waits 30 s by default.
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"route", "code"}),
+		maxQueues: cmp.Or(cfg.MaxQueueLabels, MaxQueueLabelsDefault),
+		queues:    map[string]struct{}{},
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.pushed, m.delivered, m.acks, m.duration,
+	)
+	if cfg.Pool != nil {
+		m.reg.MustRegister(newDBCollector(cfg.Pool, cmp.Or(cfg.Logger, slog.Default()), cmp.Or(cfg.MaxQueueSeries, MaxQueueSeriesDefault)))
+	}
+	return m
+}
+
+// Registry lets other packages add their own collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Hooks are the engine callbacks that move the counters.
+func (m *Metrics) Hooks() engine.Hooks {
+	return engine.Hooks{
+		Pushed: func(queue string, n int) {
+			m.pushed.WithLabelValues(m.queueLabel(queue)).Add(float64(n))
+		},
+		Delivered: func(queue, group string, n int) {
+			m.delivered.WithLabelValues(m.queueLabel(queue), group).Add(float64(n))
+		},
+		Acked: func(queue, group, status string, n int) {
+			m.acks.WithLabelValues(m.queueLabel(queue), group, status).Add(float64(n))
+		},
+	}
+}
+
+// Routes serves the text exposition at /metrics/prometheus (Queen's path)
+// and /metrics. It goes into httpapi.Config.Extra.
+func (m *Metrics) Routes(mux *http.ServeMux) {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		// A failing collector drops its series, not the whole scrape.
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+	mux.Handle("GET /metrics/prometheus", h)
+	mux.Handle("GET /metrics", h)
+}
+
+// queueLabel returns queue, or otherQueue once MaxQueueLabels distinct
+// queues have been seen.
+func (m *Metrics) queueLabel(queue string) string {
+	m.mu.RLock()
+	_, seen := m.queues[queue]
+	full := len(m.queues) >= m.maxQueues
+	m.mu.RUnlock()
+	if seen {
+		return queue
+	}
+	if full {
+		return otherQueue
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.queues) >= m.maxQueues {
+		return otherQueue
+	}
+	m.queues[queue] = struct{}{}
+	return queue
+}
