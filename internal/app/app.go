@@ -22,6 +22,7 @@ import (
 	"lethe/internal/maintenance"
 	"lethe/internal/metrics"
 	"lethe/internal/pgembed"
+	"lethe/internal/retention"
 	"lethe/internal/schema"
 )
 
@@ -34,6 +35,9 @@ type App struct {
 	Engine   *engine.Engine
 	Server   *httpapi.Server
 	Listener net.Listener
+	// Retention is the maintenance loop; running unless RETENTION_ENABLED
+	// is false, its status and analytics routes are served either way.
+	Retention *retention.Service
 
 	cluster *pgembed.Cluster
 	http    *http.Server
@@ -112,12 +116,23 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	}
 	prom.Registry().MustRegister(maint.Collectors()...)
 	a.services = append(a.services, maint)
+	a.Retention = retention.New(a.Pool, retention.Config{Clock: a.Clock, Logger: log,
+		Interval: cfg.Retention.Interval, BatchSize: cfg.Retention.BatchSize, LockID: cfg.Retention.LockID,
+		MetricsRetentionDays: cfg.Retention.MetricsRetentionDays, DLQRetentionDays: cfg.Retention.DLQRetentionDays,
+		PartitionCleanupDays: cfg.Retention.PartitionCleanupDays, KeepPartitions: !cfg.Retention.PartitionCleanup,
+		Forget: a.Engine.Forget})
+	if err := a.Retention.Register(prom.Registry()); err != nil {
+		return nil, fmt.Errorf("register retention metrics: %w", err)
+	}
+	if cfg.Retention.Enabled {
+		a.services = append(a.services, a.Retention)
+	}
 	a.Server = httpapi.New(httpapi.Config{
 		Engine:      a.Engine,
 		Logger:      log,
 		Auth:        auth,
 		Maintenance: maint,
-		Extra:       []func(*http.ServeMux){prom.Routes, maint.Routes},
+		Extra:       []func(*http.ServeMux){prom.Routes, maint.Routes, a.Retention.Routes},
 	})
 	for _, s := range a.services {
 		if err := s.Start(ctx); err != nil {

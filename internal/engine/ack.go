@@ -79,34 +79,41 @@ func (e *Engine) Ack(ctx context.Context, acks []api.AckRequest, defaultGroup st
 // ackGroup applies the acks of one group on one partition inside tx, holding
 // the cursor row lock.
 func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, items []ackItem, results []api.AckResult) error {
+	// One round trip locks the cursor and reads what settling needs.
 	var queueName, partName string
 	var q Queue
 	var retryDelayMs int
-	err := tx.QueryRow(ctx, `
-		SELECT q.name, p.name, q.retry_limit, q.retry_delay_ms FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
-		 WHERE p.id = $1`, pid).Scan(&queueName, &partName, &q.RetryLimit, &retryDelayMs)
+	c := &cursor{}
+	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, q.name, p.name, q.retry_limit, q.retry_delay_ms
+		  FROM lethe.cursors c
+		  JOIN lethe.partitions p ON p.id = c.partition_id
+		  JOIN lethe.queues q ON q.id = p.queue_id
+		 WHERE c.partition_id = $1 AND c.group_name = $2
+		   FOR UPDATE OF c`, pid, group).
+		Scan(&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
+			&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter,
+			&queueName, &partName, &q.RetryLimit, &retryDelayMs)
 	q.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
 	if errors.Is(err, pgx.ErrNoRows) {
+		// No cursor: say whether the partition itself is unknown.
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.partitions WHERE id = $1)`, pid).Scan(&exists); err != nil {
+			return fmt.Errorf("ack: look up partition %s: %w", pid, err)
+		}
 		for _, it := range items {
-			results[it.index].Error = fmt.Sprintf("partition %s does not exist", pid)
+			if exists {
+				results[it.index].Error = fmt.Sprintf("consumer group %q has nothing delivered on partition %s", groupLabelOrQueue(group), pid)
+			} else {
+				results[it.index].Error = fmt.Sprintf("partition %s does not exist", pid)
+			}
 		}
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("ack: load partition %s: %w", pid, err)
-	}
-	c, err := lockCursor(ctx, tx, pid, group, false)
-	if err != nil {
-		return err
+		return fmt.Errorf("ack: lock cursor %s/%s: %w", pid, group, err)
 	}
 	for _, it := range items {
 		results[it.index].QueueName, results[it.index].PartitionName = queueName, partName
-	}
-	if c == nil {
-		for _, it := range items {
-			results[it.index].Error = fmt.Sprintf("consumer group %q has nothing delivered on this partition", groupLabelOrQueue(group))
-		}
-		return nil
 	}
 	now := e.clock.Now()
 	leaseIDStr := ""

@@ -69,6 +69,9 @@ func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, d
 	if err != nil {
 		return nil, err
 	}
+	if deleteMetadata {
+		e.ForgetSubscriptions()
+	}
 	return res, nil
 }
 
@@ -95,5 +98,7 @@ func (e *Engine) UpdateSubscription(ctx context.Context, group string, from time
 	if tag.RowsAffected() == 0 {
 		return nil, notFoundf("consumer group %q has no subscription; it gets one on its first pop", group)
 	}
+	// Other replicas pick the change up when their cache entry expires.
+	e.ForgetSubscriptions()
 	return &SubscriptionUpdated{Success: true, ConsumerGroup: group, NewTimestamp: from.UTC(), RowsUpdated: tag.RowsAffected()}, nil
 }

@@ -61,6 +61,7 @@ func TestCoreAckFailedRetriesThenDeadLetters(t *testing.T) {
 		if !last.LeaseReleased {
 			t.Errorf("failed ack of the whole lease: leaseReleased false")
 		}
+		e.clock.Advance(time.Second) // the default retryDelay
 	}
 	if !last.DLQ {
 		t.Errorf("third failure with retryLimit 2: result %+v, want dlq true", last)
@@ -106,6 +107,26 @@ func TestCoreAckRetryAliasAndRetryLimitZero(t *testing.T) {
 		t.Errorf("%d dead letters for queue mode, want 1", n)
 	}
 	e.popN(engine.PopRequest{Queue: "zero"}, 1)
+}
+
+func TestCoreAckFailedWaitsRetryDelay(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.configure("delay", `{"retryDelay": 5000}`)
+	e.push("delay", "", `1`)
+	m := e.popN(engine.PopRequest{Queue: "delay", Group: "g"}, 1).Messages[0]
+	e.ackMsg(m, api.AckFailed)
+	e.clock.Advance(4 * time.Second)
+	for _, p := range []string{"", "Default"} {
+		if resp := e.pop(engine.PopRequest{Queue: "delay", Group: "g", Partition: p}); len(resp.Messages) != 0 {
+			t.Fatalf("redelivered (partition %q) 4 s after failing with retryDelay 5 s", p)
+		}
+	}
+	e.clock.Advance(2 * time.Second)
+	again := e.popN(engine.PopRequest{Queue: "delay", Group: "g"}, 1)
+	if again.Messages[0].ID != m.ID || again.Messages[0].RetryCount != 1 {
+		t.Errorf("redelivery = %+v", again.Messages[0])
+	}
 }
 
 func TestCoreAckDLQIsImmediate(t *testing.T) {
@@ -219,6 +240,7 @@ func TestCoreAckBatchMixedResultsInOrder(t *testing.T) {
 	if !res[4].LeaseReleased || !res[2].LeaseReleased {
 		t.Errorf("leases of a and b are complete: %+v", res)
 	}
+	e.clock.Advance(time.Second) // the default retryDelay
 	if again := e.pop(engine.PopRequest{Queue: "mix", Partition: "b", Group: "g"}); len(again.Messages) != 1 || again.Messages[0].RetryCount != 1 {
 		t.Errorf("b after a failed ack = %+v, want the message again with retryCount 1", again.Messages)
 	}

@@ -28,9 +28,14 @@ type cursor struct {
 	retryAfter  *time.Time
 }
 
-const cursorColumns = `partition_id, group_name, committed, lease_id, coalesce(lease_from, 0), coalesce(lease_to, -1),
-	coalesce(lease_until, 'epoch'), coalesce(lease_txns, '{}'), coalesce(lease_done, '{}'),
-	coalesce(lease_fail, '{}'), coalesce(lease_error, ''), retry_offset, retry_count, retry_after`
+// cursorColumnsTmpl lists a cursor's columns; %[1]s is a table alias
+// prefix ("" or "c.").
+const cursorColumnsTmpl = `%[1]spartition_id, %[1]sgroup_name, %[1]scommitted, %[1]slease_id,
+	coalesce(%[1]slease_from, 0), coalesce(%[1]slease_to, -1), coalesce(%[1]slease_until, 'epoch'),
+	coalesce(%[1]slease_txns, '{}'), coalesce(%[1]slease_done, '{}'), coalesce(%[1]slease_fail, '{}'),
+	coalesce(%[1]slease_error, ''), %[1]sretry_offset, %[1]sretry_count, %[1]sretry_after`
+
+func cursorColumns(alias string) string { return fmt.Sprintf(cursorColumnsTmpl, alias) }
 
 func scanCursor(row pgx.Row) (*cursor, error) {
 	c := &cursor{}
@@ -45,7 +50,7 @@ func scanCursor(row pgx.Row) (*cursor, error) {
 // lockCursor locks the cursor row; with skipLocked it answers nil when
 // another session holds it. nil also means the row does not exist.
 func lockCursor(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, skipLocked bool) (*cursor, error) {
-	q := `SELECT ` + cursorColumns + ` FROM lethe.cursors WHERE partition_id = $1 AND group_name = $2 FOR UPDATE`
+	q := `SELECT ` + cursorColumns("") + ` FROM lethe.cursors WHERE partition_id = $1 AND group_name = $2 FOR UPDATE`
 	if skipLocked {
 		q += ` SKIP LOCKED`
 	}
@@ -110,3 +115,38 @@ func (c *cursor) outcomeCount() int {
 }
 
 func (c *cursor) leaseSize() int { return int(c.leaseTo - c.leaseFrom + 1) }
+
+// partState is what a pop needs of the partition row, read with the cursor.
+type partState struct {
+	next, low int64
+	lastPush  *time.Time
+}
+
+// lockCursorForPop locks the group's cursor on pid, skipping it when another
+// consumer holds it, and reads the partition's offsets in the same round trip.
+func lockCursorForPop(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string) (*cursor, partState, error) {
+	var ps partState
+	c := &cursor{}
+	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, p.next_offset, p.low_watermark, p.last_push_at
+		  FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
+		 WHERE c.partition_id = $1 AND c.group_name = $2
+		   FOR UPDATE OF c SKIP LOCKED`, pid, group).
+		Scan(&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
+			&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter,
+			&ps.next, &ps.low, &ps.lastPush)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ps, nil
+	}
+	if err != nil {
+		return nil, ps, fmt.Errorf("lock cursor %s/%s: %w", pid, group, err)
+	}
+	return c, ps, nil
+}
+
+// saveIf saves the cursor only when something changed.
+func (c *cursor) saveIf(ctx context.Context, tx pgx.Tx, now time.Time, dirty bool) error {
+	if !dirty {
+		return nil
+	}
+	return c.save(ctx, tx, now, false)
+}

@@ -54,6 +54,9 @@ type Engine struct {
 	appender *appender
 	notifier *notifier
 
+	subsMu sync.Mutex
+	subs   map[subKey]cachedSub
+
 	closeOnce sync.Once
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -77,6 +80,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Engine {
 		cfg:   cfg,
 		stop:  stop,
 		done:  make(chan struct{}),
+		subs:  map[subKey]cachedSub{},
 	}
 	e.catalog = newCatalog(pool, cfg.Clock)
 	e.notifier = newNotifier(pool, cfg.Logger)

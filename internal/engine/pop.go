@@ -120,6 +120,9 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 type candidate struct {
 	pid  uuid.UUID
 	name string
+	// hasCursor is known when the candidate came from the candidates query:
+	// then ensureCursor's round trip is skipped.
+	hasCursor bool
 }
 
 func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse, error) {
@@ -139,7 +142,7 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 		if err != nil || !ok {
 			return resp, err
 		}
-		cands = []candidate{{pid, req.Partition}}
+		cands = []candidate{{pid: pid, name: req.Partition}}
 	} else {
 		cands, err = e.candidates(ctx, q, req.Group, fromAt, now, req.MaxPartitions*4)
 		if err != nil {
@@ -181,7 +184,7 @@ func groupLabel(group string) string {
 // partitions share the consumers fairly.
 func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt *time.Time, now time.Time, limit int) ([]candidate, error) {
 	rows, err := e.pool.Query(ctx, `
-		SELECT p.id, p.name
+		SELECT p.id, p.name, c.partition_id IS NOT NULL
 		  FROM lethe.partitions p
 		  LEFT JOIN lethe.cursors c ON c.partition_id = p.id AND c.group_name = $2
 		 WHERE p.queue_id = $1
@@ -197,7 +200,7 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
 		var c candidate
-		err := r.Scan(&c.pid, &c.name)
+		err := r.Scan(&c.pid, &c.name, &c.hasCursor)
 		return c, err
 	})
 }
@@ -205,7 +208,9 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 // claim leases the next messages of one partition to the group, or answers
 // none when another consumer holds it or nothing is visible yet.
 func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopRequest, fromAt *time.Time, now time.Time) ([]api.Message, string, error) {
-	if err := e.ensureCursor(ctx, cand.pid, req.Group, fromAt); err != nil {
+	if cand.hasCursor {
+		// Listed with its cursor a moment ago; lockCursor copes if it vanished.
+	} else if err := e.ensureCursor(ctx, cand.pid, req.Group, fromAt); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23503" {
 			// The partition was cleaned up after we listed it: nothing to
@@ -218,10 +223,11 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopReq
 	var msgs []api.Message
 	var leaseID string
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		c, err := lockCursor(ctx, tx, cand.pid, req.Group, true)
+		c, ps, err := lockCursorForPop(ctx, tx, cand.pid, req.Group)
 		if err != nil || c == nil {
 			return err
 		}
+		dirty := false
 		if c.leased() {
 			if c.leaseUntil.After(now) {
 				return nil
@@ -229,17 +235,13 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopReq
 			if err := e.expireLease(ctx, tx, c, q, now); err != nil {
 				return err
 			}
+			dirty = true
 		}
-		var next, low int64
-		var lastPush *time.Time
-		if err := tx.QueryRow(ctx, `SELECT next_offset, low_watermark, last_push_at FROM lethe.partitions WHERE id = $1`,
-			cand.pid).Scan(&next, &low, &lastPush); err != nil {
-			return fmt.Errorf("read partition %s: %w", cand.pid, err)
-		}
+		next, low, lastPush := ps.next, ps.low, ps.lastPush
 		start := max(c.committed+1, low)
 		if c.retryAfter != nil && c.retryAfter.After(now) {
 			// A failed message waits out the queue's retryDelay.
-			return c.save(ctx, tx, now, false)
+			return c.saveIf(ctx, tx, now, dirty)
 		}
 		windowOpen := q.WindowBuffer > 0 && lastPush != nil && lastPush.After(now.Add(-time.Duration(q.WindowBuffer)*time.Second))
 		var frames []storedFrame
@@ -251,7 +253,7 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopReq
 			}
 		}
 		if len(frames) == 0 {
-			return c.save(ctx, tx, now, false)
+			return c.saveIf(ctx, tx, now, dirty)
 		}
 		last := frames[len(frames)-1].offset
 		if req.AutoAck {

@@ -19,6 +19,47 @@ const (
 // oldest retained message), registering the group on its first pop. Mode and
 // from only matter then; later pops keep what was registered.
 func (e *Engine) subscription(ctx context.Context, q *Queue, group, mode, from string, now time.Time) (*time.Time, error) {
+	key := subKey{q.ID, group}
+	e.subsMu.Lock()
+	cached, ok := e.subs[key]
+	e.subsMu.Unlock()
+	if ok && time.Since(cached.loadedAt) < queueInfoTTL {
+		return cached.fromAt, nil
+	}
+	fromAt, err := e.loadSubscription(ctx, q, group, mode, from, now)
+	if err != nil {
+		return nil, err
+	}
+	e.subsMu.Lock()
+	if len(e.subs) > 100_000 {
+		e.subs = map[subKey]cachedSub{} // bound the cache; it refills on demand
+	}
+	e.subs[key] = cachedSub{fromAt: fromAt, loadedAt: time.Now()}
+	e.subsMu.Unlock()
+	return fromAt, nil
+}
+
+type subKey struct {
+	queueID int64
+	group   string
+}
+
+// cachedSub spares a pop the subscription lookup; changes made through
+// another replica (seek, subscription updates) show within queueInfoTTL.
+type cachedSub struct {
+	fromAt   *time.Time
+	loadedAt time.Time
+}
+
+// ForgetSubscriptions drops cached subscriptions, for callers that changed
+// them (seek, subscription updates, group deletion).
+func (e *Engine) ForgetSubscriptions() {
+	e.subsMu.Lock()
+	e.subs = map[subKey]cachedSub{}
+	e.subsMu.Unlock()
+}
+
+func (e *Engine) loadSubscription(ctx context.Context, q *Queue, group, mode, from string, now time.Time) (*time.Time, error) {
 	var fromAt *time.Time
 	err := e.pool.QueryRow(ctx, `SELECT from_at FROM lethe.subscriptions WHERE queue_id = $1 AND group_name = $2`,
 		q.ID, group).Scan(&fromAt)

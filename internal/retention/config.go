@@ -10,17 +10,14 @@ import (
 
 // Defaults for Config (seed 000's values).
 const (
-	IntervalDefault             = 5 * time.Second
-	BatchSizeDefault            = 1000
-	LockIDDefault         int64 = 737001
-	MetricsRetentionDaysDefault = 90
-	PartitionCleanupDaysDefault = 30
+	IntervalDefault                   = 5 * time.Second
+	BatchSizeDefault                  = 1000
+	LockIDDefault               int64 = 737001
+	MetricsRetentionDaysDefault       = 90
+	PartitionCleanupDaysDefault       = 30
 	// StepTimeoutDefault bounds one step call; a step handles at most
 	// BatchSize rows, so hitting it means the database is in trouble.
 	StepTimeoutDefault = time.Minute
-	// HashWindowFloor is the least time a transaction-id hash is kept, so
-	// a plausible late ack or retried push still finds it.
-	HashWindowFloor = 900 * time.Second
 	// PartitionCleanupEvery spaces the partition cleanup phase.
 	PartitionCleanupEvery = time.Minute
 	// PreviewLimitDefault bounds the segments a dry run walks per partition.

@@ -91,7 +91,7 @@ func (b backlog) write(ctx context.Context, env *Env) ([]uuid.UUID, error) {
 // fillPartition writes n frames to one partition, a few segments per
 // transaction.
 func (b backlog) fillPartition(ctx context.Context, env *Env, pid uuid.UUID, p, n int, pool [][]byte, written *atomic.Int64) error {
-	const segmentsPerTx = 8
+	segmentsPerTx := max(1, 8000/b.PerSegment) // about 8,000 frames a transaction
 	prefix := "bk-" + strconv.Itoa(p) + "-"
 	offset := 0
 	for offset < n {

@@ -19,7 +19,7 @@ CREATE TABLE lethe.retention_history (
     bytes          bigint NOT NULL,
     from_offset    bigint,
     to_offset      bigint,
-    -- [{"group", "frames", "fromOffset", "toOffset", "leased"}] or NULL.
+    -- [{"group", "messages", "fromOffset", "toOffset", "leased"}] or NULL.
     lost           jsonb
 );
 CREATE INDEX retention_history_time_idx ON lethe.retention_history (executed_at);
@@ -123,7 +123,7 @@ LANGUAGE sql STABLE AS $$
           FROM unread u
          GROUP BY u.group_name
     )
-    SELECT jsonb_agg(jsonb_build_object('group', g.group_name, 'frames', g.frames,
+    SELECT jsonb_agg(jsonb_build_object('group', g.group_name, 'messages', g.frames,
                                         'fromOffset', g.lo, 'toOffset', g.hi, 'leased', g.leased)
                      ORDER BY g.group_name)
       FROM per_group g
@@ -291,11 +291,30 @@ BEGIN
     RETURN QUERY SELECT v_n, v_n < p_batch;
 END $$;
 
--- Deletes one partition that is empty (no segments: next_offset =
--- low_watermark), has had no push, cursor change or hash since
--- p_idle_before, holds no dead letter (they pin it) and no lease. Checked
--- again under the partition row lock; a cursor row another session holds
--- makes it skip rather than wait. Answers the queue name when it deleted.
+-- Whether a partition may be deleted: empty (no segments: next_offset =
+-- low_watermark), no push and no cursor change since p_idle_before, no dead
+-- letter (they pin it), no hash still inside its window (the purge ran
+-- first, so any hash left is one) and no lease. The cleanup's candidate
+-- query, its recheck under the lock and the dry run all ask this.
+CREATE FUNCTION lethe.partition_reclaimable(p_partition uuid, p_idle_before timestamptz)
+RETURNS bool
+LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (
+        SELECT 1 FROM lethe.partitions p
+         WHERE p.id = p_partition
+           AND p.next_offset = p.low_watermark
+           AND coalesce(p.last_push_at, p.created_at) < p_idle_before
+           AND NOT EXISTS (SELECT 1 FROM lethe.segments s WHERE s.partition_id = p.id)
+           AND NOT EXISTS (SELECT 1 FROM lethe.dead_letters d WHERE d.partition_id = p.id)
+           AND NOT EXISTS (SELECT 1 FROM lethe.txns t WHERE t.partition_id = p.id)
+           AND NOT EXISTS (SELECT 1 FROM lethe.cursors c
+                            WHERE c.partition_id = p.id
+                              AND (c.lease_id IS NOT NULL OR c.updated_at >= p_idle_before)))
+$$;
+
+-- Deletes one reclaimable partition (with its cursors), checking again
+-- under the partition row lock; a cursor row another session holds makes it
+-- skip rather than wait. Answers the queue name when it deleted.
 CREATE FUNCTION lethe.cleanup_partition(
     p_partition   uuid,
     p_idle_before timestamptz,
@@ -313,18 +332,8 @@ BEGIN
     IF NOT FOUND THEN
         RETURN NULL;
     END IF;
-    -- A separate statement, so it sees what committed before the lock.
-    IF NOT EXISTS (
-        SELECT 1 FROM lethe.partitions p
-         WHERE p.id = p_partition
-           AND p.next_offset = p.low_watermark
-           AND coalesce(p.last_push_at, p.created_at) < p_idle_before
-           AND NOT EXISTS (SELECT 1 FROM lethe.segments s WHERE s.partition_id = p.id)
-           AND NOT EXISTS (SELECT 1 FROM lethe.dead_letters d WHERE d.partition_id = p.id)
-           AND NOT EXISTS (SELECT 1 FROM lethe.txns t WHERE t.partition_id = p.id)
-           AND NOT EXISTS (SELECT 1 FROM lethe.cursors c
-                            WHERE c.partition_id = p.id
-                              AND (c.lease_id IS NOT NULL OR c.updated_at >= p_idle_before))) THEN
+    -- A statement of its own, so it sees what committed before the lock.
+    IF NOT lethe.partition_reclaimable(p_partition, p_idle_before) THEN
         RETURN NULL;
     END IF;
     BEGIN
@@ -345,5 +354,6 @@ REVOKE ALL ON FUNCTION lethe.retention_losses(uuid, bigint[], bigint[], timestam
 REVOKE ALL ON FUNCTION lethe.sweep_step(uuid, timestamptz, timestamptz, timestamptz, int, timestamptz) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lethe.sweep_preview(uuid, timestamptz, timestamptz, timestamptz, int) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lethe.purge_txns_step(uuid, timestamptz, int) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lethe.partition_reclaimable(uuid, timestamptz) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lethe.cleanup_partition(uuid, timestamptz, timestamptz) FROM PUBLIC;
 REVOKE ALL ON lethe.retention_history, lethe.retention_runs FROM PUBLIC;

@@ -1,0 +1,138 @@
+package ceiling
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"lethe/bench/internal/meter"
+	"lethe/bench/internal/payload"
+	"lethe/bench/internal/result"
+)
+
+const (
+	segmentConns = 8
+	insertConns  = 64
+)
+
+// IngestSegments writes rows of 100 length-prefixed frames, one row per
+// autocommitted INSERT, from 8 connections. The rows stay for ReadSegments.
+func IngestSegments(ctx context.Context, env *Env, size int) error {
+	pool, err := newPool(ctx, env, segmentConns)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	blobs := segmentBlobs(uint64(size), 32, framesPerRow, size)
+	next := make([]int64, segmentConns)
+	env.settle(ctx)
+	out := meter.Run(ctx, meter.Spec{
+		Name: "ceiling segment ingest " + payload.Label(size), Unit: "msg", Workers: segmentConns,
+		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Latency: true, Out: env.Out,
+	}, func(ctx context.Context, w int) (int, error) {
+		base := next[w]
+		blob := blobs[int(base/framesPerRow)%len(blobs)]
+		now := time.Now()
+		_, err := pool.Exec(ctx, `INSERT INTO bench_raw.segments VALUES ($1, $2, $3, $4, $5, $5, $6, $7)`,
+			w, base, base+framesPerRow-1, framesPerRow, now, len(blob), blob)
+		if err != nil {
+			return 0, err
+		}
+		next[w] = base + framesPerRow
+		return framesPerRow, nil
+	})
+	r := result.Result{
+		Key: fmt.Sprintf("ceiling/segment-ingest/%d", size), System: result.Ceiling, Scenario: "segment-ingest",
+		Label: "raw segment ingest: rows of 100 frames, 8 connections, one row per transaction", Payload: size,
+		Batch: framesPerRow, Clients: segmentConns, Partitions: segmentConns, Unit: "msg/s",
+	}.FromOutcome(out)
+	lat := out.Latency
+	r.Latency = &lat
+	env.Sink.Add(r)
+	return nil
+}
+
+// InsertPerMessage writes one row per message, one autocommitted INSERT
+// each, from 64 connections.
+func InsertPerMessage(ctx context.Context, env *Env, size int) error {
+	pool, err := newPool(ctx, env, insertConns)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	payloads := payload.Pool(uint64(size)+1, 1024, size)
+	seq := make([]int, insertConns)
+	env.settle(ctx)
+	out := meter.Run(ctx, meter.Spec{
+		Name: "ceiling INSERT per message " + payload.Label(size), Unit: "msg", Workers: insertConns,
+		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Latency: true, Out: env.Out,
+	}, func(ctx context.Context, w int) (int, error) {
+		seq[w]++
+		_, err := pool.Exec(ctx, `INSERT INTO bench_raw.messages (partition_id, created_at, payload) VALUES ($1, $2, $3)`,
+			w, time.Now(), payloads[(seq[w]*insertConns+w)%len(payloads)])
+		if err != nil {
+			return 0, err
+		}
+		return 1, nil
+	})
+	r := result.Result{
+		Key: fmt.Sprintf("ceiling/insert/%d", size), System: result.Ceiling, Scenario: "insert",
+		Label: "raw one INSERT per message, 64 connections, one transaction each", Payload: size,
+		Batch: 1, Clients: insertConns, Unit: "msg/s",
+	}.FromOutcome(out)
+	lat := out.Latency
+	r.Latency = &lat
+	env.Sink.Add(r)
+	return nil
+}
+
+// InsertLatency offers single-message INSERTs at the end-to-end latency
+// run's load: the least a durable push can cost at that load.
+func InsertLatency(ctx context.Context, env *Env, size int) error {
+	const senders = 32
+	pool, err := newPool(ctx, env, senders)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	payloads := payload.Pool(uint64(size)+2, 256, size)
+	var rec meter.Recorder
+	env.settle(ctx)
+	measureFrom := time.Now().Add(env.Plan.Warmup)
+	var errs, k atomic.Int64
+	var first atomic.Pointer[string]
+	prog := meter.StartProgress(env.Out, "ceiling INSERT latency "+payload.Label(size), func() string {
+		s := rec.Summary()
+		return fmt.Sprintf("%d msg/s offered: p50 %.2f ms p99 %.2f ms", env.Plan.LatencyRate, s.P50, s.P99)
+	})
+	_, missed := meter.Paced(ctx, env.Plan.LatencyRate, senders, env.Plan.Warmup+env.Plan.LatencyDuration, func(ctx context.Context) {
+		at := time.Now()
+		i := k.Add(1)
+		_, err := pool.Exec(ctx, `INSERT INTO bench_raw.messages (partition_id, created_at, payload) VALUES ($1, $2, $3)`,
+			0, at, payloads[i%int64(len(payloads))])
+		if err != nil {
+			errs.Add(1)
+			msg := err.Error()
+			first.CompareAndSwap(nil, &msg)
+			return
+		}
+		if !at.Before(measureFrom) {
+			rec.Add(time.Since(at))
+		}
+	})
+	prog.Stop()
+	s := rec.Summary()
+	firstErr := ""
+	if p := first.Load(); p != nil {
+		firstErr = *p
+	}
+	env.Sink.Add(result.Result{
+		Key: fmt.Sprintf("ceiling/insert-latency/%d", size), System: result.Ceiling, Scenario: "insert-latency",
+		Label:   fmt.Sprintf("raw INSERT + commit latency at %d msg/s", env.Plan.LatencyRate),
+		Payload: size, Batch: 1, Clients: senders, Unit: "ms", Value: s.P50, Latency: &s,
+		Count: int64(s.Count), Seconds: env.Plan.LatencyDuration.Seconds(), Errors: errs.Load(), FirstError: firstErr,
+		Notes: fmt.Sprintf("%d sends skipped (all %d senders busy)", missed, senders),
+	})
+	return nil
+}

@@ -1,0 +1,98 @@
+package lethebench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"lethe/bench/internal/meter"
+	"lethe/bench/internal/payload"
+	"lethe/bench/internal/result"
+)
+
+// consumeBatch is how many messages one pop asks for.
+const consumeBatch = 100
+
+// Consume writes one backlog and drains it with one consumer group
+// (pop+ack), then with 5 and with 10 groups at once (fan-out): every group
+// reads every message.
+func Consume(ctx context.Context, env *Env, size int) error {
+	bl := backlog{
+		Queue: env.name("consume-%d", size), Partitions: env.Plan.ConsumePartitions,
+		Frames: env.Plan.ConsumeBacklog, PerSegment: 100, Size: size, At: time.Now(),
+	}
+	if _, err := bl.write(ctx, env); err != nil {
+		return err
+	}
+	for _, groups := range []int{1, 5, 10} {
+		if err := drain(ctx, env, bl, groups); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain has 8 consumers (two per group when fanning out) pop batches of
+// 100 and ack them, until every group has everything or the limit passes.
+func drain(ctx context.Context, env *Env, bl backlog, groups int) error {
+	size := bl.Size
+	workers := 8
+	scenario, unit, label := "pop-ack", "msg/s", "pop+ack, 1 consumer group, 8 consumers"
+	key := fmt.Sprintf("lethe/pop-ack/%d", size)
+	if groups > 1 {
+		workers = 2 * groups
+		scenario, unit = "fanout", "deliveries/s"
+		label = fmt.Sprintf("fan-out to %d groups, %d consumers", groups, workers)
+		key = fmt.Sprintf("lethe/fanout/g%d/%d", groups, size)
+	}
+	names := make([]string, groups)
+	for g := range names {
+		names[g] = fmt.Sprintf("g%d-%d", groups, g)
+	}
+	c := newClient(env.URL, workers)
+	defer c.close()
+	env.settle(ctx)
+	out := meter.Run(ctx, meter.Spec{
+		Name: fmt.Sprintf("lethe %s %s", scenarioShort(groups), payload.Label(size)),
+		Unit: "msg", Workers: workers, Duration: env.Plan.DrainLimit,
+		Total: int64(groups * bl.Frames), Out: env.Out,
+	}, func(ctx context.Context, w int) (int, error) {
+		group := names[w%groups]
+		msgs, err := c.pop(ctx, bl.Queue, group, consumeBatch, 0, false)
+		if err != nil {
+			return 0, err
+		}
+		if len(msgs) == 0 {
+			meter.Sleep(ctx, 5*time.Millisecond) // every partition leased or done
+			return 0, nil
+		}
+		if err := c.ack(ctx, group, msgs); err != nil {
+			return 0, err
+		}
+		return len(msgs), nil
+	})
+	r := result.Result{
+		Key: key, System: result.Lethe, Scenario: scenario, Label: label, Payload: size,
+		Batch: consumeBatch, Clients: workers, Partitions: bl.Partitions, Groups: groups, Unit: unit,
+		Ceiling: fmt.Sprintf("ceiling/segment-read/%d", size),
+	}.FromOutcome(out)
+	r.PeakRSSMiB = env.peakMiB()
+	r.Notes = drainNote(out, groups*bl.Frames)
+	env.Sink.Add(r)
+	return nil
+}
+
+func scenarioShort(groups int) string {
+	if groups == 1 {
+		return "pop+ack"
+	}
+	return fmt.Sprintf("fan-out %d groups", groups)
+}
+
+// drainNote says whether the backlog was drained or the time limit hit.
+func drainNote(out meter.Outcome, total int) string {
+	if out.Drained {
+		return fmt.Sprintf("drained %s in %.1f s", meter.Group(int64(total)), out.Elapsed.Seconds())
+	}
+	return fmt.Sprintf("time limit: %s of %s in %.1f s", meter.Group(out.Items), meter.Group(int64(total)), out.Elapsed.Seconds())
+}

@@ -1,0 +1,150 @@
+package lethebench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"lethe/bench/internal/meter"
+	"lethe/bench/internal/payload"
+	"lethe/bench/internal/result"
+)
+
+// latencyPartitions and latencyConsumers shape the end-to-end run: one
+// long-polling consumer per partition.
+const (
+	latencyPartitions = 8
+	latencyConsumers  = 8
+	latencySenders    = 32
+)
+
+// Latency offers a fixed load of single-message pushes, each carrying its
+// send time, to consumers that long-poll; the figure is the time from the
+// push being sent to the consumer holding the message.
+func Latency(ctx context.Context, env *Env, size int) error {
+	queue := env.name("latency-%d", size)
+	c := newClient(env.URL, latencySenders+latencyConsumers)
+	defer c.close()
+	b := newBodies(queue, latencyPartitions, payload.Pool(3, 64, size))
+	for _, body := range b.prime() {
+		if err := c.push(ctx, body); err != nil {
+			return fmt.Errorf("latency: create partitions: %w", err)
+		}
+	}
+	env.settle(ctx)
+	pad := payload.Padding(5, size)
+	var (
+		e2e, pushRTT        meter.Recorder
+		sentMeasured, recvd atomic.Int64
+		consumerErrs        atomic.Int64
+		firstErr            atomic.Pointer[string]
+		seq                 atomic.Int64
+	)
+	measureFrom := time.Now().Add(env.Plan.Warmup)
+	noteErr := func(err error) {
+		consumerErrs.Add(1)
+		msg := err.Error()
+		firstErr.CompareAndSwap(nil, &msg)
+	}
+
+	consumeCtx, stopConsumers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range latencyConsumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for consumeCtx.Err() == nil {
+				msgs, err := c.pop(consumeCtx, queue, "lat", consumeBatch, 500*time.Millisecond, true)
+				now := time.Now()
+				if err != nil {
+					if consumeCtx.Err() == nil {
+						noteErr(err)
+						meter.Sleep(consumeCtx, 20*time.Millisecond)
+					}
+					continue
+				}
+				for _, m := range msgs {
+					if at, ok := payload.StampOf(m.Data); ok && !at.Before(measureFrom) {
+						e2e.Add(now.Sub(at))
+						recvd.Add(1)
+					}
+				}
+				if len(msgs) > 0 {
+					if err := c.ack(ctx, "lat", msgs); err != nil {
+						noteErr(err)
+					}
+				}
+			}
+		}()
+	}
+
+	name := fmt.Sprintf("lethe e2e latency %d msg/s %s", env.Plan.LatencyRate, payload.Label(size))
+	prog := meter.StartProgress(env.Out, name, func() string {
+		s := e2e.Summary()
+		return fmt.Sprintf("measured sent %s, delivered %s, p50 %.1f ms, p99 %.1f ms",
+			meter.Group(sentMeasured.Load()), meter.Group(recvd.Load()), s.P50, s.P99)
+	})
+	started, missed := meter.Paced(ctx, env.Plan.LatencyRate, latencySenders, env.Plan.Warmup+env.Plan.LatencyDuration,
+		func(ctx context.Context) {
+			k := int(seq.Add(1))
+			at := time.Now()
+			body := stampBody(b, k%latencyPartitions, payload.Stamped(at, size, pad))
+			err := c.push(ctx, body)
+			if err != nil {
+				noteErr(err)
+				return
+			}
+			if !at.Before(measureFrom) {
+				pushRTT.Add(time.Since(at))
+				sentMeasured.Add(1)
+			}
+		})
+	// Messages still in flight get a moment to arrive, so the slowest are
+	// counted rather than dropped from the tail.
+	deadline := time.Now().Add(3 * time.Second)
+	for recvd.Load() < sentMeasured.Load() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopConsumers()
+	wg.Wait()
+	prog.Stop()
+
+	s, p := e2e.Summary(), pushRTT.Summary()
+	peak := env.peakMiB()
+	errText := ""
+	if fe := firstErr.Load(); fe != nil {
+		errText = *fe
+	}
+	note := fmt.Sprintf("offered %d msg/s (batch 1, %d partitions, %d long-polling consumers); delivered %s of %s sent in the window; %d sends skipped (all %d senders busy)",
+		env.Plan.LatencyRate, latencyPartitions, latencyConsumers, meter.Group(recvd.Load()), meter.Group(sentMeasured.Load()), missed, latencySenders)
+	env.Sink.Add(result.Result{
+		Key: fmt.Sprintf("lethe/e2e/%d", size), System: result.Lethe, Scenario: "e2e-latency",
+		Label: fmt.Sprintf("end-to-end latency, push → delivered, at %d msg/s", env.Plan.LatencyRate),
+		Payload: size, Batch: 1, Clients: latencySenders, Partitions: latencyPartitions, Groups: 1,
+		Unit: "ms", Value: s.P50, Latency: &s, Count: recvd.Load(), Seconds: env.Plan.LatencyDuration.Seconds(),
+		Errors: consumerErrs.Load(), FirstError: errText, Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size),
+		PeakRSSMiB: peak, Notes: note,
+	})
+	env.Sink.Add(result.Result{
+		Key: fmt.Sprintf("lethe/push-latency/%d", size), System: result.Lethe, Scenario: "push-latency",
+		Label: fmt.Sprintf("push request latency at %d msg/s", env.Plan.LatencyRate),
+		Payload: size, Batch: 1, Clients: latencySenders, Partitions: latencyPartitions,
+		Unit: "ms", Value: p.P50, Latency: &p, Count: int64(p.Count), Seconds: env.Plan.LatencyDuration.Seconds(),
+		Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size), PeakRSSMiB: peak,
+		Notes: fmt.Sprintf("%d requests started", started),
+	})
+	return nil
+}
+
+// stampBody is a one-item push body with a payload made at send time.
+func stampBody(b *bodies, part int, p []byte) []byte {
+	buf := make([]byte, 0, len(p)+len(b.head)+64)
+	buf = append(buf, `{"items":[`...)
+	buf = append(buf, b.head...)
+	buf = append(buf, b.names[part]...)
+	buf = append(buf, `","payload":`...)
+	buf = append(buf, p...)
+	return append(buf, "}]}"...)
+}

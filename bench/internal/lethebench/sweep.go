@@ -1,0 +1,185 @@
+package lethebench
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"lethe/bench/internal/meter"
+	"lethe/bench/internal/payload"
+	"lethe/bench/internal/result"
+)
+
+const (
+	sweepLoadBatch      = 10
+	sweepLoadPartitions = 8
+	sweepLoadSenders    = 32
+	// sweepStartLimit is how long the sweep may take to delete its first
+	// segment before the scenario concludes the server runs no retention.
+	sweepStartLimit = 15 * time.Second
+)
+
+// Sweep writes a backlog of old frames, measures push latency under a fixed
+// load, then turns retention on for the backlog's queue and measures, under
+// the same load, how fast the server's retention loop reclaims frames and
+// what the pushes' latency becomes meanwhile.
+func Sweep(ctx context.Context, env *Env, size int) error {
+	old := time.Now().Add(-2 * time.Hour)
+	bl := backlog{
+		Queue: env.name("sweep-%d", size), Partitions: env.Plan.SweepPartitions,
+		Frames: env.Plan.SweepBacklog, PerSegment: env.Plan.SweepSegmentFrames, Size: size, At: old,
+	}
+	pids, err := bl.write(ctx, env)
+	if err != nil {
+		return err
+	}
+	r := result.Result{
+		Key: fmt.Sprintf("lethe/sweep/%d", size), System: result.Lethe, Scenario: "sweep",
+		Label: fmt.Sprintf("retention sweep of %s frames (%d-frame segments, %d partitions)",
+			meter.Group(int64(bl.Frames)), bl.PerSegment, bl.Partitions),
+		Payload: size, Partitions: bl.Partitions, Unit: "frames/s",
+		Ceiling: fmt.Sprintf("ceiling/segment-delete/%d", size),
+	}
+	loadQueue := env.name("sweepload-%d", size)
+	c := newClient(env.URL, sweepLoadSenders+1)
+	defer c.close()
+	b := newBodies(loadQueue, sweepLoadPartitions, payload.Pool(11, 256, size))
+	for _, body := range b.prime() {
+		if err := c.push(ctx, body); err != nil {
+			return fmt.Errorf("sweep: create load partitions: %w", err)
+		}
+	}
+	env.settle(ctx)
+
+	// The load runs through both phases; which recorder gets a sample
+	// depends on the phase its request started in.
+	var baseline, during meter.Recorder
+	var phase atomic.Int32 // 0 warmup, 1 baseline, 2 sweep, 3 after
+	var seq atomic.Int64
+	var loadErrs atomic.Int64
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	loadDone := make(chan struct{})
+	go func() {
+		defer close(loadDone)
+		meter.Paced(loadCtx, env.Plan.SweepLoadRate/sweepLoadBatch, sweepLoadSenders, 24*time.Hour, func(ctx context.Context) {
+			k := int(seq.Add(1))
+			ph := phase.Load()
+			at := time.Now()
+			if err := c.push(ctx, b.make(k%sweepLoadPartitions, sweepLoadBatch, k*sweepLoadBatch)); err != nil {
+				if ctx.Err() == nil {
+					loadErrs.Add(1)
+				}
+				return
+			}
+			switch ph {
+			case 1:
+				baseline.Add(time.Since(at))
+			case 2:
+				during.Add(time.Since(at))
+			}
+		})
+	}()
+	defer func() {
+		stopLoad()
+		<-loadDone
+	}()
+
+	name := fmt.Sprintf("lethe sweep %s", payload.Label(size))
+	meter.Sleep(ctx, env.Plan.Warmup)
+	phase.Store(1)
+	prog := meter.StartProgress(env.Out, name, func() string {
+		s := baseline.Summary()
+		return fmt.Sprintf("baseline load %d msg/s: push p50 %.1f ms p99 %.1f ms", env.Plan.SweepLoadRate, s.P50, s.P99)
+	})
+	meter.Sleep(ctx, env.Plan.SweepBaseline)
+	prog.Stop()
+
+	initial, err := framesLeft(ctx, env, pids)
+	if err != nil {
+		return err
+	}
+	phase.Store(2)
+	began := time.Now()
+	if err := c.configure(ctx, bl.Queue, map[string]any{"retentionEnabled": true, "retentionSeconds": 3600}); err != nil {
+		return fmt.Errorf("sweep: enable retention on %s: %w", bl.Queue, err)
+	}
+	var left atomic.Int64
+	left.Store(initial)
+	prog = meter.StartProgress(env.Out, name, func() string {
+		s := during.Summary()
+		return fmt.Sprintf("%s frames left; push p50 %.1f ms p99 %.1f ms", meter.Group(left.Load()), s.P50, s.P99)
+	})
+	var firstDelete, finished time.Time
+	for {
+		n, err := framesLeft(ctx, env, pids)
+		if err != nil {
+			prog.Stop()
+			return err
+		}
+		now := time.Now()
+		left.Store(n)
+		if n < initial && firstDelete.IsZero() {
+			firstDelete = now
+		}
+		if n == 0 {
+			finished = now
+			break
+		}
+		if now.Sub(began) > env.Plan.SweepLimit || (firstDelete.IsZero() && now.Sub(began) > sweepStartLimit) || ctx.Err() != nil {
+			break
+		}
+		meter.Sleep(ctx, 100*time.Millisecond)
+	}
+	phase.Store(3)
+	prog.Stop()
+	stopLoad()
+	<-loadDone
+
+	end := finished
+	if end.IsZero() {
+		end = time.Now()
+	}
+	deleted := initial - left.Load()
+	base, dur := baseline.Summary(), during.Summary()
+	r.Baseline, r.Latency = &base, &dur
+	r.Count, r.Seconds = deleted, end.Sub(began).Seconds()
+	if r.Seconds > 0 {
+		r.Value = float64(deleted) / r.Seconds
+	}
+	r.Errors = loadErrs.Load()
+	r.PeakRSSMiB = env.peakMiB()
+	if firstDelete.IsZero() {
+		r.Skipped = fmt.Sprintf("the server's retention loop deleted nothing within %s of retention being enabled: is the retention service wired into lethe serve?", sweepStartLimit)
+		env.Sink.Add(r)
+		return nil
+	}
+	txns, _ := sidecarLeft(ctx, env, pids)
+	state := "all reclaimed"
+	if finished.IsZero() {
+		state = fmt.Sprintf("time limit: %s frames left", meter.Group(left.Load()))
+	}
+	r.Notes = fmt.Sprintf("%s in %.1f s (first delete after %.1f s); push at %d msg/s, batch %d: p50/p99 %.1f/%.1f ms during the sweep vs %.1f/%.1f ms without; %s sidecar hashes left",
+		state, r.Seconds, firstDelete.Sub(began).Seconds(), env.Plan.SweepLoadRate, sweepLoadBatch,
+		dur.P50, dur.P99, base.P50, base.P99, meter.Group(txns))
+	env.Sink.Add(r)
+	return nil
+}
+
+// framesLeft counts the backlog's frames still stored.
+func framesLeft(ctx context.Context, env *Env, pids []uuid.UUID) (int64, error) {
+	var n int64
+	err := env.Pool.QueryRow(ctx, `SELECT coalesce(sum(frame_count), 0) FROM lethe.segments WHERE partition_id = ANY($1)`, pids).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("sweep: count frames left: %w", err)
+	}
+	return n, nil
+}
+
+func sidecarLeft(ctx context.Context, env *Env, pids []uuid.UUID) (int64, error) {
+	var n int64
+	err := env.Pool.QueryRow(ctx, `SELECT count(*) FROM lethe.txns WHERE partition_id = ANY($1)`, pids).Scan(&n)
+	return n, err
+}

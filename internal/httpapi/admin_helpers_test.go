@@ -1,0 +1,166 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"lethe/api"
+	"lethe/internal/clock"
+	"lethe/internal/config"
+	"lethe/internal/testserver"
+)
+
+// adminT0 is where the fake clock of admin tests starts.
+var adminT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// adminClient talks to a test replica over real HTTP.
+type adminClient struct {
+	t     *testing.T
+	base  string
+	token string
+	clock *clock.Fake
+}
+
+// setupAdmin starts a replica on a fake clock; cfg may set auth tokens.
+func setupAdmin(t *testing.T, cfg func(*config.Server)) *adminClient {
+	t.Helper()
+	t.Parallel()
+	fake := clock.NewFake(adminT0)
+	s := testserver.Start(t, testserver.Options{Clock: fake, Config: cfg})
+	return &adminClient{t: t, base: s.URL, clock: fake}
+}
+
+// do sends a request and returns the status and body.
+func (c *adminClient) do(method, path string, body any) (int, []byte) {
+	c.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp.StatusCode, raw
+}
+
+// call sends a request, requires status want and decodes the body into out.
+func (c *adminClient) call(method, path string, body any, want int, out any) {
+	c.t.Helper()
+	status, raw := c.do(method, path, body)
+	if status != want {
+		c.t.Fatalf("%s %s = %d, want %d; body: %s", method, path, status, want, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			c.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
+		}
+	}
+}
+
+// fails requires a 4xx answer with an error message and returns it.
+func (c *adminClient) fails(method, path string, body any, want int) string {
+	c.t.Helper()
+	var e api.Error
+	c.call(method, path, body, want, &e)
+	if e.Error == "" {
+		c.t.Fatalf("%s %s: error body has no message", method, path)
+	}
+	return e.Error
+}
+
+func (c *adminClient) configure(queue string, options string) {
+	c.t.Helper()
+	c.call("POST", "/api/v1/configure", fmt.Sprintf(`{"queue":%q,"options":%s}`, queue, options), http.StatusOK, nil)
+}
+
+func (c *adminClient) push(queue, partition, txn string, payload any) api.PushResult {
+	c.t.Helper()
+	raw, _ := json.Marshal(payload)
+	var res []api.PushResult
+	c.call("POST", "/api/v1/push", api.PushRequest{Items: []api.PushItem{{Queue: queue, Partition: partition,
+		TransactionID: txn, Payload: raw}}}, http.StatusCreated, &res)
+	return res[0]
+}
+
+// pop pops up to batch messages for group (queue mode when empty); it
+// returns nil when nothing is available.
+func (c *adminClient) pop(queue, partition, group string, batch int) []api.Message {
+	c.t.Helper()
+	path := "/api/v1/pop/queue/" + url.PathEscape(queue)
+	if partition != "" {
+		path += "/partition/" + url.PathEscape(partition)
+	}
+	q := url.Values{"batch": {fmt.Sprint(batch)}, "wait": {"false"}}
+	if group != "" {
+		q.Set("consumerGroup", group)
+	}
+	status, raw := c.do("GET", path+"?"+q.Encode(), nil)
+	switch status {
+	case http.StatusNoContent:
+		return nil
+	case http.StatusOK:
+		var resp api.PopResponse
+		if err := json.Unmarshal(raw, &resp); err != nil {
+			c.t.Fatal(err)
+		}
+		return resp.Messages
+	}
+	c.t.Fatalf("pop %s = %d: %s", path, status, raw)
+	return nil
+}
+
+func (c *adminClient) ack(m api.Message, group, status, reason string) api.AckResult {
+	c.t.Helper()
+	var res api.AckResult
+	c.call("POST", "/api/v1/ack", api.AckRequest{TransactionID: m.TransactionID, PartitionID: m.PartitionID,
+		LeaseID: m.LeaseID, Status: status, ConsumerGroup: group, Error: reason}, http.StatusOK, &res)
+	if !res.Success {
+		c.t.Fatalf("ack %s %s: %s", m.TransactionID, status, res.Error)
+	}
+	return res
+}
+
+// adminPayloads lists the "n" field of each message's data.
+func adminPayloads(t *testing.T, msgs []api.Message) []int {
+	t.Helper()
+	out := make([]int, len(msgs))
+	for i, m := range msgs {
+		var d struct{ N int }
+		if err := json.Unmarshal(m.Data, &d); err != nil {
+			t.Fatalf("message data %s: %v", m.Data, err)
+		}
+		out[i] = d.N
+	}
+	return out
+}

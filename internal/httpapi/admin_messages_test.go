@@ -1,0 +1,136 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"lethe/internal/engine"
+)
+
+func offsetsOf(page engine.MessagePage) []int64 {
+	out := make([]int64, len(page.Messages))
+	for i, m := range page.Messages {
+		out[i] = m.Offset
+	}
+	return out
+}
+
+func TestAdminBrowseMessages(t *testing.T) {
+	c := setupAdmin(t, nil)
+	for i := range 3 {
+		c.push("q", "p", "", map[string]int{"n": i})
+		c.clock.Advance(time.Minute)
+	}
+	c.push("q", "other", "", map[string]int{"n": 9})
+	// g finishes offset 0 and holds a lease on offset 1.
+	m := c.pop("q", "p", "g", 1)
+	c.ack(m[0], "g", "completed", "")
+	c.pop("q", "p", "g", 1)
+
+	var page engine.MessagePage
+	c.call("GET", "/api/v1/messages?queue=q&partition=p", nil, http.StatusOK, &page)
+	if got := offsetsOf(page); len(got) != 3 || got[0] != 2 || got[1] != 1 || got[2] != 0 {
+		t.Fatalf("browse offsets = %v, want newest first [2 1 0]", got)
+	}
+	wantStatus := []string{engine.MsgPending, engine.MsgProcessing, engine.MsgCompleted}
+	for i, msg := range page.Messages {
+		if msg.Status != wantStatus[i] || msg.ConsumerGroups["g"] != wantStatus[i] || msg.Queue != "q" || msg.Partition != "p" {
+			t.Fatalf("message %d = %+v, want status %s for g", msg.Offset, msg, wantStatus[i])
+		}
+	}
+	if !page.Messages[2].CreatedAt.Equal(adminT0) {
+		t.Fatalf("createdAt = %s, want %s", page.Messages[2].CreatedAt, adminT0)
+	}
+
+	cases := map[string][]int64{
+		"queue=q&partition=p&status=completed":                     {0},
+		"queue=q&partition=p&status=processing":                    {1},
+		"queue=q&partition=p&limit=1&offset=1":                     {1},
+		"queue=q&partition=p&from=" + at(adminT0.Add(time.Minute)): {2, 1},
+		"queue=q&partition=p&to=" + at(adminT0.Add(time.Minute)):   {1, 0},
+	}
+	for q, want := range cases {
+		c.call("GET", "/api/v1/messages?"+q, nil, http.StatusOK, &page)
+		if got := offsetsOf(page); !equalOffsets(got, want) {
+			t.Errorf("browse %s = %v, want %v", q, got, want)
+		}
+	}
+	// Across the queue: both partitions, newest segments first.
+	c.call("GET", "/api/v1/messages?queue=q", nil, http.StatusOK, &page)
+	if len(page.Messages) != 4 || page.Messages[0].Partition != "other" {
+		t.Fatalf("queue-wide browse = %+v, want 4 with other's (newest) first", page.Messages)
+	}
+
+	c.fails("GET", "/api/v1/messages?queue=q&status=lost", nil, http.StatusBadRequest)
+	c.fails("GET", "/api/v1/messages?partition=p", nil, http.StatusBadRequest)
+	c.fails("GET", "/api/v1/messages?queue=nope", nil, http.StatusNotFound)
+	c.fails("GET", "/api/v1/messages?queue=q&partition=nope", nil, http.StatusNotFound)
+	c.fails("GET", "/api/v1/messages?limit=5000", nil, http.StatusBadRequest)
+	c.fails("GET", "/api/v1/messages?from=soon", nil, http.StatusBadRequest)
+}
+
+func at(t time.Time) string { return url.QueryEscape(t.Format(time.RFC3339)) }
+
+func equalOffsets(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestAdminGetMessage(t *testing.T) {
+	c := setupAdmin(t, nil)
+	res := c.push("q", "p", "order-42", map[string]string{"hello": "world"})
+	path := "/api/v1/messages/" + res.PartitionID + "/order-42"
+
+	var m engine.MessageDetail
+	c.call("GET", path, nil, http.StatusOK, &m)
+	var payload map[string]string
+	if err := json.Unmarshal(m.Payload, &payload); err != nil || payload["hello"] != "world" {
+		t.Fatalf("payload = %s (%v)", m.Payload, err)
+	}
+	if m.ID != res.MessageID || m.Queue != "q" || m.Partition != "p" || m.Offset != 0 || m.Status != engine.MsgPending {
+		t.Fatalf("message = %+v", m)
+	}
+	// Once a group is done with it, it is completed.
+	msgs := c.pop("q", "p", "g", 1)
+	c.ack(msgs[0], "g", "completed", "")
+	c.call("GET", path, nil, http.StatusOK, &m)
+	if m.Status != engine.MsgCompleted {
+		t.Fatalf("status after ack = %s, want completed", m.Status)
+	}
+
+	c.fails("GET", "/api/v1/messages/"+res.PartitionID+"/no-such-txn", nil, http.StatusNotFound)
+	c.fails("GET", "/api/v1/messages/not-a-uuid/order-42", nil, http.StatusBadRequest)
+	c.fails("GET", "/api/v1/messages/00000000-0000-0000-0000-000000000000/order-42", nil, http.StatusNotFound)
+
+	msg := c.fails("DELETE", path, nil, http.StatusConflict)
+	if !strings.Contains(msg, "segment") || !strings.Contains(msg, "seek") {
+		t.Fatalf("delete refusal %q should explain segments and suggest a seek", msg)
+	}
+	c.call("GET", path, nil, http.StatusOK, nil)
+}
+
+func TestAdminBrowseDeadMessage(t *testing.T) {
+	c := setupAdmin(t, nil)
+	deadLetterOne(t, c, 5)
+	var page engine.MessagePage
+	c.call("GET", "/api/v1/messages?queue=q&status=dead", nil, http.StatusOK, &page)
+	if len(page.Messages) != 1 || page.Messages[0].ConsumerGroups["g"] != engine.MsgDead {
+		t.Fatalf("dead browse = %+v, want the dead-lettered message", page.Messages)
+	}
+	var m engine.MessageDetail
+	c.call("GET", "/api/v1/messages/"+page.Messages[0].PartitionID+"/"+page.Messages[0].TransactionID, nil, http.StatusOK, &m)
+	if m.Status != engine.MsgDead || m.ErrorMessage != "boom" || m.RetryCount != 2 {
+		t.Fatalf("dead message = %+v", m)
+	}
+}

@@ -1,0 +1,144 @@
+package retention
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// collectors are the loop's Prometheus instruments. They count whether or
+// not anyone registered them; Register exposes them.
+type collectors struct {
+	segments          *prometheus.CounterVec
+	frames            *prometheus.CounterVec
+	bytes             *prometheus.CounterVec
+	txnsPurged        prometheus.Counter
+	partitionsDeleted prometheus.Counter
+	metricsPurged     *prometheus.CounterVec
+	purgeFailures     prometheus.Counter
+	cycles            *prometheus.CounterVec
+	skipped           prometheus.Counter
+	cycleDuration     prometheus.Histogram
+	oldestAge         *prometheus.GaugeVec
+	windowLag         *prometheus.GaugeVec
+}
+
+func newCollectors() *collectors {
+	return &collectors{
+		segments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_deleted_segments_total",
+			Help: "Segment rows deleted by the retention loop, by rule (retention, completed_retention, max_wait).",
+		}, []string{"rule"}),
+		frames: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_deleted_frames_total",
+			Help: "Messages deleted by the retention loop, by rule.",
+		}, []string{"rule"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_deleted_bytes_total",
+			Help: "Frame bytes deleted by the retention loop, by rule (before TOAST compression).",
+		}, []string{"rule"}),
+		txnsPurged: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lethe_retention_txns_purged_total",
+			Help: "Transaction-id hashes purged from the sidecar past their window.",
+		}),
+		partitionsDeleted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lethe_retention_partitions_deleted_total",
+			Help: "Empty, idle partitions deleted by the cleanup phase.",
+		}),
+		metricsPurged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_metrics_purged_rows_total",
+			Help: "Rows aged out by the metrics purge, by table (history, cycle records, dead letters).",
+		}, []string{"table"}),
+		purgeFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lethe_retention_metrics_purge_failures_total",
+			Help: "Metrics purge statements that failed (logged and swallowed; the cycle went on).",
+		}),
+		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_cycles_total",
+			Help: "Cycles this replica ran while holding the lock, by outcome (swept, idle, failed).",
+		}, []string{"outcome"}),
+		skipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lethe_retention_cycles_skipped_total",
+			Help: "Cycles this replica skipped because another replica held the retention lock.",
+		}),
+		cycleDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "lethe_retention_cycle_duration_seconds",
+			Help:    "Duration of the cycles this replica ran while holding the lock.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}),
+		oldestAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "lethe_retention_oldest_data_age_seconds",
+			Help: "Age of the oldest retained message of each queue, as the sweeping replica saw it at the start of its last cycle.",
+		}, []string{"queue"}),
+		windowLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "lethe_retention_window_lag_seconds",
+			Help: "Seconds by which each queue's oldest retained message is older than its window: how far the footprint on disk lags the configured retention (whole segments, the sweep interval, a stalled consumer group).",
+		}, []string{"queue"}),
+	}
+}
+
+// Register exposes the retention metrics on reg.
+func (s *Service) Register(reg prometheus.Registerer) error {
+	m := s.metrics
+	for _, c := range []prometheus.Collector{m.segments, m.frames, m.bytes, m.txnsPurged, m.partitionsDeleted,
+		m.metricsPurged, m.purgeFailures, m.cycles, m.skipped, m.cycleDuration, m.oldestAge, m.windowLag} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *collectors) deleted(rule string, a Amount) {
+	m.segments.WithLabelValues(rule).Add(float64(a.Segments))
+	m.frames.WithLabelValues(rule).Add(float64(a.Frames))
+	m.bytes.WithLabelValues(rule).Add(float64(a.Bytes))
+}
+
+// clearQueueGauges drops the per-queue gauges on a replica that is not
+// sweeping, so only the sweeping replica reports them.
+func (m *collectors) clearQueueGauges() {
+	m.oldestAge.Reset()
+	m.windowLag.Reset()
+}
+
+// observeQueues sets the per-queue gauges from the work list.
+func (m *collectors) observeQueues(work []partitionWork, now time.Time) {
+	type queueAges struct{ oldest, lag float64 }
+	ages := map[string]*queueAges{}
+	for _, w := range work {
+		if w.HeadFirstAt == nil {
+			continue
+		}
+		age := now.Sub(*w.HeadFirstAt).Seconds()
+		a := ages[w.Queue]
+		if a == nil {
+			a = &queueAges{}
+			ages[w.Queue] = a
+		}
+		a.oldest = max(a.oldest, age)
+		a.lag = max(a.lag, windowLag(w, now, age))
+	}
+	m.clearQueueGauges()
+	for q, a := range ages {
+		m.oldestAge.WithLabelValues(q).Set(a.oldest)
+		m.windowLag.WithLabelValues(q).Set(a.lag)
+	}
+}
+
+// windowLag is how much older than its window the partition's oldest
+// message is. The time windows (retentionSeconds, maxWaitTimeSeconds)
+// bound every message; completedRetentionSeconds bounds only consumed ones,
+// so it counts when the head segment holds consumed frames.
+func windowLag(w partitionWork, now time.Time, age float64) float64 {
+	lag := 0.0
+	for _, cutoff := range []*time.Time{w.RetentionCutoff, w.EvictCutoff} {
+		if cutoff != nil {
+			lag = max(lag, age-now.Sub(*cutoff).Seconds())
+		}
+	}
+	if w.CompletedCutoff != nil && w.Bound != nil && w.HeadBase != nil && *w.HeadBase < *w.Bound {
+		lag = max(lag, age-now.Sub(*w.CompletedCutoff).Seconds())
+	}
+	return lag
+}
