@@ -1,9 +1,12 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +110,28 @@ func TestAdminDeadLetterDelete(t *testing.T) {
 	}
 	c.fails("DELETE", "/api/v1/dlq/999999", nil, http.StatusNotFound)
 	c.fails("DELETE", "/api/v1/dlq/-3", nil, http.StatusBadRequest)
+}
+
+// A dead letter whose segment was gone when it failed has no payload: a
+// replay has nothing to push and says so.
+func TestAdminReplayWithoutPayload(t *testing.T) {
+	c := setupAdmin(t, nil)
+	res := c.push("q", "p", "", map[string]int{"n": 1})
+	var id int64
+	if err := c.srv.Pool.QueryRow(context.Background(), `
+		INSERT INTO lethe.dead_letters (partition_id, group_name, msg_offset, txn_id, payload, retry_count, created_at, failed_at)
+		VALUES ($1, 'g', 0, $2, NULL, 1, now(), now()) RETURNING id`, res.PartitionID, res.TransactionID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	msg := c.fails("POST", fmt.Sprintf("/api/v1/dlq/%d/replay", id), nil, http.StatusConflict)
+	if !strings.Contains(msg, "no payload") {
+		t.Fatalf("refusal %q should say the payload is missing", msg)
+	}
+	var page dlqPage
+	c.call("GET", "/api/v1/dlq", nil, http.StatusOK, &page)
+	if page.Total != 1 || string(page.Messages[0].Data) != "null" {
+		t.Fatalf("dlq = %+v, want the dead letter kept, data null", page)
+	}
 }
 
 // The DLQ answer is what Queen's client parses.

@@ -262,3 +262,36 @@ func TestAdminDeletesNeedOperator(t *testing.T) {
 	c.token = "operator-token"
 	c.call("DELETE", "/api/v1/consumer-groups/g", nil, http.StatusOK, nil)
 }
+
+// A group counts lag on partitions it has not popped yet from where its
+// subscription starts it.
+func TestAdminGroupLagFromSubscription(t *testing.T) {
+	c := setupAdmin(t, nil)
+	if _, raw := c.do("GET", "/api/v1/consumer-groups", nil); string(raw) != "[]\n" {
+		t.Fatalf("empty server lists %s, want []", raw)
+	}
+	c.push("q", "a", "", map[string]int{"n": 0})
+	c.push("q", "b", "", map[string]int{"n": 1})
+	c.clock.Advance(time.Minute)
+	if st, raw := c.do("GET", "/api/v1/pop/queue/q?consumerGroup=g&subscriptionMode=new&wait=false", nil); st != http.StatusNoContent {
+		t.Fatalf("new-mode pop = %d %s, want 204", st, raw)
+	}
+	c.clock.Advance(time.Minute)
+	c.push("q", "b", "", map[string]int{"n": 2})
+	c.push("q", "b", "", map[string]int{"n": 3})
+	c.clock.Advance(10 * time.Minute)
+
+	var detail map[string]engine.GroupQueue
+	c.call("GET", "/api/v1/consumer-groups/g", nil, http.StatusOK, &detail)
+	q := detail["q"]
+	if q.TotalLag != 2 || q.MaxTimeLag != 600 || q.State != "Lagging" || q.SubscriptionMode == nil || *q.SubscriptionMode != "new" {
+		t.Fatalf("g on q = %+v, want lag 2, 600 s, Lagging, mode new", q.GroupStats)
+	}
+	a, b := q.Partitions[0], q.Partitions[1]
+	if a.OffsetLag != 0 || a.CommittedOffset != nil || b.OffsetLag != 2 || b.CommittedOffset != nil {
+		t.Fatalf("partitions = %+v, want a with nothing new, b with 2 new messages", q.Partitions)
+	}
+	if got := adminPayloads(t, c.pop("q", "", "g", 10)); !slices.Equal(got, []int{2, 3}) {
+		t.Fatalf("pop = %v, want what the lag promised: [2 3]", got)
+	}
+}

@@ -26,6 +26,7 @@ type adminClient struct {
 	base  string
 	token string
 	clock *clock.Fake
+	srv   *testserver.Server
 }
 
 // setupAdmin starts a replica on a fake clock; cfg may set auth tokens.
@@ -34,7 +35,7 @@ func setupAdmin(t *testing.T, cfg func(*config.Server)) *adminClient {
 	t.Parallel()
 	fake := clock.NewFake(adminT0)
 	s := testserver.Start(t, testserver.Options{Clock: fake, Config: cfg})
-	return &adminClient{t: t, base: s.URL, clock: fake}
+	return &adminClient{t: t, base: s.URL, clock: fake, srv: s}
 }
 
 // do sends a request and returns the status and body.

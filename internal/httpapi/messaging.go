@@ -25,7 +25,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, results)
+	writeRaw(w, http.StatusCreated, appendPushResults(make([]byte, 0, 160*len(results)), results))
 }
 
 // pushItems appends items, or buffers them while push maintenance is on.
@@ -82,7 +82,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	writeRaw(w, http.StatusOK, appendPopResponse(make([]byte, 0, 512*len(resp.Messages)), resp))
 }
 
 func intParam(v, name string, def int) (int, error) {

@@ -77,7 +77,7 @@ func DeleteSegments(ctx context.Context, env *Env, size int) error {
 	prog.Stop()
 	r := result.Result{
 		Key: fmt.Sprintf("ceiling/segment-delete/%d", size), System: result.Ceiling, Scenario: "segment-delete",
-		Label: fmt.Sprintf("raw segment delete: %d-frame rows in batches of %d rows, one connection", perRow, deleteBatch),
+		Label:   fmt.Sprintf("raw segment delete: %d-frame rows in batches of %d rows, one connection", perRow, deleteBatch),
 		Payload: size, Batch: deleteBatch, Clients: 1, Partitions: deletePartitions, Unit: "frames/s",
 		Count: deleted.Load(), Seconds: elapsed.Seconds(), Value: float64(deleted.Load()) / elapsed.Seconds(),
 		Notes: fmt.Sprintf("%s frames in %d statements, no concurrent load", meter.Group(deleted.Load()), batches),

@@ -121,7 +121,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 		env.Plan.LatencyRate, latencyPartitions, latencyConsumers, meter.Group(recvd.Load()), meter.Group(sentMeasured.Load()), missed, latencySenders)
 	env.Sink.Add(result.Result{
 		Key: fmt.Sprintf("lethe/e2e/%d", size), System: result.Lethe, Scenario: "e2e-latency",
-		Label: fmt.Sprintf("end-to-end latency, push → delivered, at %d msg/s", env.Plan.LatencyRate),
+		Label:   fmt.Sprintf("end-to-end latency, push → delivered, at %d msg/s", env.Plan.LatencyRate),
 		Payload: size, Batch: 1, Clients: latencySenders, Partitions: latencyPartitions, Groups: 1,
 		Unit: "ms", Value: s.P50, Latency: &s, Count: recvd.Load(), Seconds: env.Plan.LatencyDuration.Seconds(),
 		Errors: consumerErrs.Load(), FirstError: errText, Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size),
@@ -129,7 +129,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 	})
 	env.Sink.Add(result.Result{
 		Key: fmt.Sprintf("lethe/push-latency/%d", size), System: result.Lethe, Scenario: "push-latency",
-		Label: fmt.Sprintf("push request latency at %d msg/s", env.Plan.LatencyRate),
+		Label:   fmt.Sprintf("push request latency at %d msg/s", env.Plan.LatencyRate),
 		Payload: size, Batch: 1, Clients: latencySenders, Partitions: latencyPartitions,
 		Unit: "ms", Value: p.P50, Latency: &p, Count: int64(p.Count), Seconds: env.Plan.LatencyDuration.Seconds(),
 		Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size), PeakRSSMiB: peak,

@@ -34,19 +34,19 @@ type Lethe struct {
 	logFile *os.File
 }
 
-// LetheEnv is the environment the server runs with: a short retention
-// interval so a sweep starts within a fraction of a second of being
-// enabled, and quiet logs.
+// LetheEnv is what the bench sets for the server unless the environment
+// already says otherwise: quiet logs, and a retention cycle every second
+// (the default is 5 s) so a sweep starts within a second of being enabled.
 func LetheEnv() map[string]string {
 	return map[string]string{
 		"LOG_LEVEL":          "warn",
-		"RETENTION_INTERVAL": "200",
+		"RETENTION_INTERVAL": "1000",
 	}
 }
 
 // BuildLethe compiles cmd/lethe into dir and returns the binary's path.
 func BuildLethe(ctx context.Context, dir string) (string, error) {
-	root, err := moduleRoot(ctx)
+	root, err := ModuleRoot(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -59,7 +59,8 @@ func BuildLethe(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-func moduleRoot(ctx context.Context) (string, error) {
+// ModuleRoot is the folder of lethe's go.mod.
+func ModuleRoot(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
@@ -72,8 +73,9 @@ func moduleRoot(ctx context.Context) (string, error) {
 }
 
 // StartLetheProcess runs `bin serve` against dsn on a free loopback port,
-// logging to logPath, and waits until /health answers.
-func StartLetheProcess(ctx context.Context, bin, dsn, logPath string) (*Lethe, error) {
+// with its local files in dataDir, logging to logPath, and waits until
+// /health answers.
+func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string) (*Lethe, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -82,10 +84,13 @@ func StartLetheProcess(ctx context.Context, bin, dsn, logPath string) (*Lethe, e
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--database-url", dsn)
+	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--database-url", dsn, "--data-dir", dataDir)
 	cmd.Env = os.Environ()
 	for k, v := range LetheEnv() {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		if os.Getenv(k) == "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
@@ -106,13 +111,15 @@ func StartLetheProcess(ctx context.Context, bin, dsn, logPath string) (*Lethe, e
 }
 
 // StartLetheInProcess runs lethe inside this process with app.Start.
-func StartLetheInProcess(ctx context.Context, dsn string, log *slog.Logger) (*Lethe, error) {
+func StartLetheInProcess(ctx context.Context, dsn, dataDir string, log *slog.Logger) (*Lethe, error) {
 	cfg, err := config.FromEnv() // the server's own defaults, as `lethe serve` would have them
 	if err != nil {
 		return nil, err
 	}
-	cfg.Host, cfg.DatabaseURL, cfg.LogLevel = "127.0.0.1", dsn, "warn"
-	cfg.Retention.Interval = 200 * time.Millisecond
+	cfg.Host, cfg.DatabaseURL, cfg.LogLevel, cfg.DataDir = "127.0.0.1", dsn, "warn", dataDir
+	if os.Getenv("RETENTION_INTERVAL") == "" {
+		cfg.Retention.Interval = time.Second
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

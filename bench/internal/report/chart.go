@@ -1,0 +1,100 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"maps"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"lethe/bench/internal/payload"
+	"lethe/bench/internal/result"
+)
+
+// series is one line of the throughput chart: a figure per batch size.
+type series struct {
+	name  string
+	keyOf func(batch int) string
+	color color.RGBA
+	dash  []vg.Length
+}
+
+func (s series) value(results []result.Result, batch int) (float64, bool) {
+	key := s.keyOf(batch)
+	for _, r := range results {
+		if r.Key == key && r.Skipped == "" && r.Value > 0 {
+			return r.Value, true
+		}
+	}
+	return 0, false
+}
+
+func chartSeries(size int) []series {
+	lethe := func(p int) func(int) string {
+		return func(b int) string { return fmt.Sprintf("lethe/push/b%d/p%d/%d", b, p, size) }
+	}
+	return []series{
+		{"lethe, 1 partition", lethe(1), color.RGBA{R: 200, A: 255}, nil},
+		{"lethe, 100 partitions", lethe(100), color.RGBA{R: 230, G: 120, A: 255}, nil},
+		{"lethe, 10,000 partitions", lethe(10_000), color.RGBA{R: 150, G: 60, B: 150, A: 255}, nil},
+		{"raw PostgreSQL ceiling", func(b int) string {
+			if b == 1 {
+				return fmt.Sprintf("ceiling/insert/%d", size)
+			}
+			return fmt.Sprintf("ceiling/segment-ingest/%d", size)
+		}, color.RGBA{A: 255}, []vg.Length{vg.Points(4), vg.Points(3)}},
+		{"River", func(b int) string { return fmt.Sprintf("river/push/b%d/%d", b, size) }, color.RGBA{G: 140, A: 255}, nil},
+		{"NATS JetStream", func(b int) string { return fmt.Sprintf("nats/push/b%d/%d", b, size) }, color.RGBA{B: 200, A: 255}, nil},
+	}
+}
+
+// Chart draws push throughput against batch size, both axes logarithmic,
+// one line per system.
+func Chart(path string, results []result.Result, size int) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Push throughput by batch size, %s payloads", payload.Label(size))
+	p.X.Label.Text = "messages per request (batch)"
+	p.Y.Label.Text = "messages per second"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 1, Label: "1"}, {Value: 10, Label: "10"}, {Value: 100, Label: "100"}})
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	lo, hi := 0.0, 0.0
+	for _, s := range chartSeries(size) {
+		var pts plotter.XYs
+		for _, b := range []int{1, 10, 100} {
+			if v, ok := s.value(results, b); ok {
+				pts = append(pts, plotter.XY{X: float64(b), Y: v})
+				if lo == 0 || v < lo {
+					lo = v
+				}
+				hi = max(hi, v)
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		line.Color, line.Dashes, line.Width = s.color, s.dash, vg.Points(1.5)
+		points.Color, points.Shape = s.color, draw.CircleGlyph{}
+		p.Add(line, points)
+		p.Legend.Add(s.name, line, points)
+	}
+	if hi == 0 {
+		return fmt.Errorf("no push figures to draw")
+	}
+	p.X.Min, p.X.Max = 0.8, 130
+	p.Y.Min, p.Y.Max = lo/2, hi*4 // room for the legend above the lines
+	return p.Save(8*vg.Inch, 5*vg.Inch, path)
+}
+
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
+}

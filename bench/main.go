@@ -1,0 +1,51 @@
+// Command bench measures lethe against the raw PostgreSQL ceiling and
+// against River and NATS JetStream, side by side, on one machine:
+//
+//	go run ./bench            # the full run, about 25 minutes
+//	go run ./bench -quick     # every scenario briefly: a smoke test
+//	bash bench/run.sh         # installs nats-server if missing, then the full run
+//
+// It starts a private PostgreSQL, lethe (as a subprocess, so its memory is
+// its own) and nats-server on loopback, prints one progress line a second
+// on stderr, and writes results.md, results.json and the charts to
+// bench/out. See BENCHMARKS.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out, err := Run(ctx, opts, os.Stderr)
+	if out != nil {
+		for _, p := range out.Written {
+			fmt.Println("wrote", p)
+		}
+		for _, f := range out.Failures {
+			fmt.Fprintln(os.Stderr, "failed:", f)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if len(out.Failures) > 0 {
+		os.Exit(1)
+	}
+}

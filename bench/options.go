@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"lethe/bench/internal/plan"
+)
+
+// Systems the bench can measure, in the order they run.
+var allSystems = []string{"ceiling", "lethe", "river", "nats"}
+
+// Options is the command line.
+type Options struct {
+	Quick       bool
+	OutDir      string
+	Systems     []string
+	Sizes       []int
+	Duration    time.Duration // overrides the plan's throughput window
+	Warmup      time.Duration
+	SweepFrames int
+	LetheMode   string // "process", "inprocess"
+	LetheURL    string // an external lethe: no build, no memory figure
+	DatabaseURL string // an external PostgreSQL instead of a private one
+	NATSURL     string // an external nats-server
+	Args        []string
+
+	Plan plan.Plan
+}
+
+func parseFlags(args []string) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.BoolVar(&o.Quick, "quick", false, "smoke run: every scenario for a second or two on small backlogs; figures are not measurements")
+	fs.StringVar(&o.OutDir, "out", "", "folder for results.md, results.json and the charts (default bench/out in the module)")
+	only := fs.String("only", strings.Join(allSystems, ","), "systems to run, comma separated: "+strings.Join(allSystems, ", "))
+	sizes := fs.String("sizes", "100,1024", "payload sizes in bytes, comma separated")
+	fs.DurationVar(&o.Duration, "duration", 0, "measured window of each throughput scenario (default 12s, 1s with -quick)")
+	fs.DurationVar(&o.Warmup, "warmup", 0, "unmeasured warmup before each window (default 2s, 200ms with -quick)")
+	fs.IntVar(&o.SweepFrames, "sweep-frames", 0, "frames in the retention sweep's backlog (default 5000000, 100000 with -quick)")
+	fs.StringVar(&o.LetheMode, "lethe", "process", "how to run lethe: process (go build, run as a subprocess: its own memory) or inprocess (app.Start)")
+	fs.StringVar(&o.LetheURL, "lethe-url", "", "measure a lethe already running at this URL (needs -database-url of its database)")
+	fs.StringVar(&o.DatabaseURL, "database-url", "", "use this PostgreSQL (a superuser connection) instead of starting a private one")
+	fs.StringVar(&o.NATSURL, "nats-url", "", "use this nats-server (JetStream on) instead of starting one")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.Args = args
+	o.Systems = splitList(*only)
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return o, fmt.Errorf("-sizes: %q is not a number of bytes", s)
+		}
+		o.Sizes = append(o.Sizes, n)
+	}
+	return o, o.Validate()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Validate checks the flags and builds the plan.
+func (o *Options) Validate() error {
+	for _, s := range o.Systems {
+		if !slices.Contains(allSystems, s) {
+			return fmt.Errorf("-only: unknown system %q; choose from %s", s, strings.Join(allSystems, ", "))
+		}
+	}
+	if len(o.Systems) == 0 {
+		return errors.New("-only: name at least one system")
+	}
+	for _, n := range o.Sizes {
+		if n < 64 || n > 1<<20 {
+			return fmt.Errorf("-sizes: %d bytes is outside 64 B to 1 MiB", n)
+		}
+	}
+	if o.LetheMode != "process" && o.LetheMode != "inprocess" {
+		return fmt.Errorf("-lethe must be process or inprocess, got %q", o.LetheMode)
+	}
+	if o.LetheURL != "" && o.DatabaseURL == "" {
+		return errors.New("-lethe-url needs -database-url: backlogs are written straight into lethe's database")
+	}
+	o.Plan = plan.Full()
+	if o.Quick {
+		o.Plan = plan.Quick()
+	}
+	o.Plan.Sizes = o.Sizes
+	if o.Duration > 0 {
+		o.Plan.Duration = o.Duration
+	}
+	if o.Warmup > 0 {
+		o.Plan.Warmup = o.Warmup
+	}
+	if o.SweepFrames > 0 {
+		o.Plan.SweepBacklog = o.SweepFrames
+	}
+	return nil
+}
+
+func (o *Options) runs(system string) bool { return slices.Contains(o.Systems, system) }

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"lethe/bench/internal/ceiling"
+	"lethe/bench/internal/lethebench"
+	"lethe/bench/internal/natsbench"
+	"lethe/bench/internal/payload"
+	"lethe/bench/internal/report"
+	"lethe/bench/internal/result"
+	"lethe/bench/internal/riverbench"
+	"lethe/bench/internal/stack"
+)
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Results  []result.Result
+	Written  []string
+	Failures []string // scenarios that returned an error or measured nothing
+}
+
+// runner holds what the scenarios share.
+type runner struct {
+	opts     Options
+	out      io.Writer
+	tmp      string
+	pg       *stack.Postgres
+	col      report.Collector
+	failures []string
+	meta     report.Meta
+}
+
+// Run starts the stack, runs the chosen scenarios and writes the report.
+func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) {
+	began := time.Now()
+	r := &runner{opts: opts, out: stderr}
+	root, err := stack.ModuleRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	outDir := opts.OutDir
+	if outDir == "" {
+		outDir = filepath.Join(root, "bench", "out")
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, err
+	}
+	if r.tmp, err = os.MkdirTemp("", "lethe-bench-"); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(r.tmp)
+	mode := "full"
+	if opts.Quick {
+		mode = "quick"
+	}
+	r.meta = report.Meta{
+		Started: began.UTC().Format(time.RFC3339), Mode: mode,
+		Command: strings.TrimSpace("go run ./bench " + strings.Join(opts.Args, " ")),
+		Machine: machine(),
+		Versions: map[string]string{
+			"Go":    runtime.Version(),
+			"lethe": letheRevision(ctx, root),
+		},
+	}
+
+	if opts.DatabaseURL != "" {
+		r.pg = stack.UsePostgres(opts.DatabaseURL)
+	} else {
+		fmt.Fprintln(stderr, "starting a private PostgreSQL")
+		if r.pg, err = stack.StartPostgres(ctx, r.tmp); err != nil {
+			return nil, err
+		}
+		defer func() {
+			stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := r.pg.Stop(stopCtx); err != nil {
+				fmt.Fprintln(stderr, "stopping the private PostgreSQL:", err)
+			}
+		}()
+	}
+	r.meta.Versions["PostgreSQL"] = r.pg.Version(ctx) + " (default settings, fsync on)"
+	for _, db := range []string{"lethe", "bench_raw", "river"} {
+		if err := r.pg.EnsureDatabase(ctx, db); err != nil {
+			return nil, err
+		}
+	}
+
+	var lethe *lethebench.Env
+	if opts.runs("lethe") {
+		l, stop, err := r.startLethe(ctx, outDir)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		lethe = l
+	}
+	var natsURL string
+	if opts.runs("nats") {
+		url, stop, err := r.startNATS(ctx, outDir)
+		switch {
+		case errors.Is(err, stack.ErrNATSMissing):
+			r.meta.Notes = append(r.meta.Notes, "NATS JetStream skipped: "+err.Error())
+			fmt.Fprintln(stderr, "skipping NATS:", err)
+		case err != nil:
+			return nil, err
+		default:
+			defer stop()
+			natsURL = url
+		}
+	}
+	if opts.runs("river") {
+		r.meta.Versions["River"] = riverbench.Version() + " (riverpgxv5, same PostgreSQL)"
+	}
+
+	for _, size := range opts.Plan.Sizes {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(stderr, "\n=== %s payloads ===\n", payload.Label(size))
+		if opts.runs("ceiling") {
+			r.ceiling(ctx, size)
+		}
+		if lethe != nil {
+			r.lethe(ctx, lethe, size)
+		}
+		if opts.runs("river") {
+			r.step("river "+payload.Label(size), riverbench.Run(ctx, &riverbench.Env{
+				DSN: r.pg.DSN("river"), Out: stderr, Plan: opts.Plan, Sink: &r.col, Settle: r.settle,
+			}, size))
+		}
+		if natsURL != "" {
+			r.step("nats "+payload.Label(size), natsbench.Run(ctx, &natsbench.Env{
+				URL: natsURL, Out: stderr, Plan: opts.Plan, Sink: &r.col,
+			}, size))
+		}
+	}
+
+	results := r.col.Results()
+	for _, res := range results {
+		if res.Skipped == "" && res.Count == 0 && res.Value == 0 {
+			r.failures = append(r.failures, fmt.Sprintf("%s: measured nothing (%d errors: %s)", res.Key, res.Errors, res.FirstError))
+		}
+	}
+	if ctx.Err() != nil {
+		r.meta.Notes = append(r.meta.Notes, "interrupted: the figures are partial")
+	}
+	r.meta.Seconds = time.Since(began).Seconds()
+	written, err := report.Write(outDir, r.meta, results, opts.Plan.Sizes)
+	return &Outcome{Results: results, Written: written, Failures: r.failures}, err
+}
+
+// settle is run before every measured scenario.
+func (r *runner) settle(ctx context.Context) {
+	if r.opts.Quick {
+		return // small data: a checkpoint would cost more than it spares
+	}
+	if err := r.pg.Checkpoint(ctx); err != nil {
+		fmt.Fprintln(r.out, "checkpoint:", err)
+	}
+}
+
+// step records a scenario's error and lets the run go on.
+func (r *runner) step(name string, err error) {
+	if err == nil {
+		return
+	}
+	msg := fmt.Sprintf("%s: %v", name, err)
+	fmt.Fprintln(r.out, "FAILED", msg)
+	r.failures = append(r.failures, msg)
+}
+
+func (r *runner) startLethe(ctx context.Context, outDir string) (*lethebench.Env, func(), error) {
+	opts := r.opts
+	dsn := r.pg.DSN("lethe")
+	if opts.LetheURL != "" {
+		dsn = opts.DatabaseURL
+	}
+	var l *stack.Lethe
+	var err error
+	dataDir := filepath.Join(r.tmp, "lethe-data")
+	switch {
+	case opts.LetheURL != "":
+		l, err = stack.UseLethe(ctx, opts.LetheURL)
+		r.meta.LetheMemory = "not measured: lethe ran elsewhere (-lethe-url)"
+	case opts.LetheMode == "inprocess":
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		l, err = stack.StartLetheInProcess(ctx, dsn, dataDir, log)
+		r.meta.LetheMemory = "in-process: the peak RSS includes the load generator"
+	default:
+		fmt.Fprintln(r.out, "building lethe")
+		var bin string
+		if bin, err = stack.BuildLethe(ctx, r.tmp); err != nil {
+			return nil, nil, err
+		}
+		l, err = stack.StartLetheProcess(ctx, bin, dsn, dataDir, filepath.Join(outDir, "lethe.log"))
+		r.meta.LetheMemory = "subprocess (go build ./cmd/lethe): VmHWM of its /proc/PID/status, reset before each scenario"
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		l.Stop()
+		return nil, nil, fmt.Errorf("connect to lethe's database: %w", err)
+	}
+	env := &lethebench.Env{
+		URL: l.URL, Pool: pool, PID: l.PID, Out: r.out, Plan: opts.Plan,
+		Tag: strconv.FormatInt(time.Now().Unix()%100000, 36), Sink: &r.col, Settle: r.settle,
+	}
+	if opts.LetheMode == "process" && opts.LetheURL == "" {
+		for k, v := range stack.LetheEnv() {
+			if os.Getenv(k) == "" {
+				r.meta.Notes = append(r.meta.Notes, fmt.Sprintf("lethe ran with %s=%s", k, v))
+			}
+		}
+	}
+	return env, func() { pool.Close(); l.Stop() }, nil
+}
+
+func (r *runner) startNATS(ctx context.Context, outDir string) (string, func(), error) {
+	if r.opts.NATSURL != "" {
+		r.meta.Versions["nats-server"] = "external (-nats-url)"
+		r.meta.Versions["nats.go"] = natsbench.ClientVersion()
+		return r.opts.NATSURL, func() {}, nil
+	}
+	n, err := stack.StartNATS(ctx, r.tmp, filepath.Join(outDir, "nats.log"))
+	if err != nil {
+		return "", nil, err
+	}
+	r.meta.Versions["nats-server"] = n.Version + " (JetStream, file storage, default sync policy)"
+	r.meta.Versions["nats.go"] = natsbench.ClientVersion()
+	return n.URL, n.Stop, nil
+}
+
+func (r *runner) ceiling(ctx context.Context, size int) {
+	env := &ceiling.Env{DSN: r.pg.DSN("bench_raw"), Out: r.out, Plan: r.opts.Plan, Sink: &r.col, Settle: r.settle}
+	label := "ceiling " + payload.Label(size)
+	if err := ceiling.Prepare(ctx, env); err != nil {
+		r.step(label, err)
+		return
+	}
+	r.step(label+" segment ingest", ceiling.IngestSegments(ctx, env, size))
+	r.step(label+" segment read", ceiling.ReadSegments(ctx, env, size))
+	r.step(label+" INSERT per message", ceiling.InsertPerMessage(ctx, env, size))
+	r.step(label+" INSERT latency", ceiling.InsertLatency(ctx, env, size))
+	r.step(label+" segment delete", ceiling.DeleteSegments(ctx, env, size))
+}
+
+func (r *runner) lethe(ctx context.Context, env *lethebench.Env, size int) {
+	label := "lethe " + payload.Label(size)
+	run := func(name string, f func() error) {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := lethebench.Reset(ctx, env); err != nil {
+			r.step(label+" "+name, err)
+			return
+		}
+		r.step(label+" "+name, f())
+	}
+	for _, s := range lethebench.PushShapes(r.opts.Plan.PushPartitions) {
+		run(fmt.Sprintf("push b%d p%d", s.Batch, s.Partitions), func() error { return lethebench.Push(ctx, env, s, size) })
+	}
+	run("pop+ack and fan-out", func() error { return lethebench.Consume(ctx, env, size) })
+	run("latency", func() error { return lethebench.Latency(ctx, env, size) })
+	run("sweep", func() error { return lethebench.Sweep(ctx, env, size) })
+	if err := lethebench.Reset(ctx, env); err != nil {
+		r.step(label+" reset", err)
+	}
+	r.memory(env, size)
+}
+
+// memory adds the highest peak RSS lethe reached in this size's scenarios.
+func (r *runner) memory(env *lethebench.Env, size int) {
+	if env.PID == 0 {
+		return
+	}
+	var top result.Result
+	for _, res := range r.col.Results() {
+		if res.System == result.Lethe && res.Payload == size && res.PeakRSSMiB > top.PeakRSSMiB {
+			top = res
+		}
+	}
+	if top.PeakRSSMiB == 0 {
+		return
+	}
+	now, _ := stack.RSS(env.PID)
+	r.col.Add(result.Result{
+		Key: fmt.Sprintf("lethe/memory/%d", size), System: result.Lethe, Scenario: "memory",
+		Label: "peak RSS of lethe (highest scenario)", Payload: size, Unit: "MiB", Value: top.PeakRSSMiB, Count: 1,
+		PeakRSSMiB: top.PeakRSSMiB,
+		Notes:      fmt.Sprintf("in %q; %.0f MiB resident after the scenarios", top.Label, float64(now)/(1<<20)),
+	})
+}

@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"unicode/utf8"
+
+	"lethe/api"
+)
+
+// The two hottest answers, push results and pop responses, are encoded by
+// hand: encoding/json re-validates and compacts every json.RawMessage
+// payload, a full scan of each message that profiles showed as the largest
+// cost of a pop. Payloads come from storage, where only valid JSON is
+// written, so they are copied verbatim. encode_test.go checks the output
+// against encoding/json.
+
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func appendPushResults(b []byte, rs []api.PushResult) []byte {
+	b = append(b, '[')
+	for i, r := range rs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(r.Index), 10)
+		b = appendField(b, "transaction_id", r.TransactionID, false)
+		b = appendField(b, "transactionId", r.TransactionIDCamel, false)
+		b = appendField(b, "status", r.Status, false)
+		b = appendField(b, "message_id", r.MessageID, true)
+		b = appendField(b, "partition_id", r.PartitionID, true)
+		b = appendField(b, "trace_id", r.TraceID, true)
+		b = appendField(b, "queueName", r.QueueName, false)
+		b = appendField(b, "error", r.Error, true)
+		b = append(b, '}')
+	}
+	return append(b, ']', '\n')
+}
+
+func appendPopResponse(b []byte, p *api.PopResponse) []byte {
+	b = append(b, `{"success":`...)
+	b = strconv.AppendBool(b, p.Success)
+	b = appendField(b, "queue", p.Queue, false)
+	b = appendField(b, "partition", p.Partition, true)
+	b = appendField(b, "partitionId", p.PartitionID, true)
+	b = appendField(b, "leaseId", p.LeaseID, true)
+	b = appendField(b, "consumerGroup", p.ConsumerGroup, false)
+	b = append(b, `,"partitionsClaimed":`...)
+	b = strconv.AppendInt(b, int64(p.PartitionsClaimed), 10)
+	b = append(b, `,"messages":[`...)
+	for i := range p.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMessage(b, &p.Messages[i])
+	}
+	return append(b, ']', '}', '\n')
+}
+
+func appendMessage(b []byte, m *api.Message) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, m.ID)
+	b = appendField(b, "transactionId", m.TransactionID, false)
+	b = appendField(b, "traceId", m.TraceID, true)
+	b = append(b, `,"data":`...)
+	if len(m.Data) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, m.Data...)
+	}
+	b = appendField(b, "producerSub", m.ProducerSub, true)
+	b = appendField(b, "createdAt", m.CreatedAt, false)
+	b = appendField(b, "queue", m.Queue, false)
+	b = appendField(b, "partition", m.Partition, false)
+	b = appendField(b, "partitionId", m.PartitionID, false)
+	b = appendField(b, "leaseId", m.LeaseID, true)
+	b = appendField(b, "consumerGroup", m.ConsumerGroup, true)
+	b = append(b, `,"retryCount":`...)
+	b = strconv.AppendInt(b, int64(m.RetryCount), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, m.Offset, 10)
+	return append(b, '}')
+}
+
+// appendField appends ,"name":"value"; omitEmpty mirrors `json:",omitempty"`.
+func appendField(b []byte, name, value string, omitEmpty bool) []byte {
+	if omitEmpty && value == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendString(b, value)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string the way encoding/json does
+// (HTML-safe escapes, invalid UTF-8 as U+FFFD, U+2028/9 escaped).
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
