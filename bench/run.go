@@ -137,14 +137,16 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 			r.lethe(ctx, lethe, size)
 		}
 		if opts.runs("river") {
-			r.step("river "+payload.Label(size), riverbench.Run(ctx, &riverbench.Env{
-				DSN: r.pg.DSN("river"), Out: stderr, Plan: opts.Plan, Sink: &r.col, Settle: r.settle,
-			}, size))
+			r.step(ctx, "river "+payload.Label(size), func() error {
+				return riverbench.Run(ctx, &riverbench.Env{
+					DSN: r.pg.DSN("river"), Out: stderr, Plan: opts.Plan, Sink: &r.col, Settle: r.settle,
+				}, size)
+			})
 		}
 		if natsURL != "" {
-			r.step("nats "+payload.Label(size), natsbench.Run(ctx, &natsbench.Env{
-				URL: natsURL, Out: stderr, Plan: opts.Plan, Sink: &r.col,
-			}, size))
+			r.step(ctx, "nats "+payload.Label(size), func() error {
+				return natsbench.Run(ctx, &natsbench.Env{URL: natsURL, Out: stderr, Plan: opts.Plan, Sink: &r.col}, size)
+			})
 		}
 	}
 
@@ -172,9 +174,16 @@ func (r *runner) settle(ctx context.Context) {
 	}
 }
 
-// step records a scenario's error and lets the run go on.
-func (r *runner) step(name string, err error) {
+// step runs one scenario, says how long it took, and records its error
+// without stopping the run.
+func (r *runner) step(ctx context.Context, name string, f func() error) {
+	if ctx.Err() != nil {
+		return
+	}
+	began := time.Now()
+	err := f()
 	if err == nil {
+		fmt.Fprintf(r.out, "--- %s: %.1f s\n", name, time.Since(began).Seconds())
 		return
 	}
 	msg := fmt.Sprintf("%s: %v", name, err)
@@ -248,28 +257,30 @@ func (r *runner) startNATS(ctx context.Context, outDir string) (string, func(), 
 func (r *runner) ceiling(ctx context.Context, size int) {
 	env := &ceiling.Env{DSN: r.pg.DSN("bench_raw"), Out: r.out, Plan: r.opts.Plan, Sink: &r.col, Settle: r.settle}
 	label := "ceiling " + payload.Label(size)
-	if err := ceiling.Prepare(ctx, env); err != nil {
-		r.step(label, err)
-		return
+	for _, s := range []struct {
+		name string
+		f    func(context.Context, *ceiling.Env, int) error
+	}{
+		{"tables", func(ctx context.Context, env *ceiling.Env, _ int) error { return ceiling.Prepare(ctx, env) }},
+		{"segment ingest", ceiling.IngestSegments},
+		{"segment read", ceiling.ReadSegments},
+		{"INSERT per message", ceiling.InsertPerMessage},
+		{"INSERT latency", ceiling.InsertLatency},
+		{"segment delete", ceiling.DeleteSegments},
+	} {
+		r.step(ctx, label+" "+s.name, func() error { return s.f(ctx, env, size) })
 	}
-	r.step(label+" segment ingest", ceiling.IngestSegments(ctx, env, size))
-	r.step(label+" segment read", ceiling.ReadSegments(ctx, env, size))
-	r.step(label+" INSERT per message", ceiling.InsertPerMessage(ctx, env, size))
-	r.step(label+" INSERT latency", ceiling.InsertLatency(ctx, env, size))
-	r.step(label+" segment delete", ceiling.DeleteSegments(ctx, env, size))
 }
 
 func (r *runner) lethe(ctx context.Context, env *lethebench.Env, size int) {
 	label := "lethe " + payload.Label(size)
 	run := func(name string, f func() error) {
-		if ctx.Err() != nil {
-			return
-		}
-		if err := lethebench.Reset(ctx, env); err != nil {
-			r.step(label+" "+name, err)
-			return
-		}
-		r.step(label+" "+name, f())
+		r.step(ctx, label+" "+name, func() error {
+			if err := lethebench.Reset(ctx, env); err != nil {
+				return err
+			}
+			return f()
+		})
 	}
 	for _, s := range lethebench.PushShapes(r.opts.Plan.PushPartitions) {
 		run(fmt.Sprintf("push b%d p%d", s.Batch, s.Partitions), func() error { return lethebench.Push(ctx, env, s, size) })
@@ -277,9 +288,7 @@ func (r *runner) lethe(ctx context.Context, env *lethebench.Env, size int) {
 	run("pop+ack and fan-out", func() error { return lethebench.Consume(ctx, env, size) })
 	run("latency", func() error { return lethebench.Latency(ctx, env, size) })
 	run("sweep", func() error { return lethebench.Sweep(ctx, env, size) })
-	if err := lethebench.Reset(ctx, env); err != nil {
-		r.step(label+" reset", err)
-	}
+	r.step(ctx, label+" reset", func() error { return lethebench.Reset(ctx, env) })
 	r.memory(env, size)
 }
 

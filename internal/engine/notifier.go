@@ -40,20 +40,25 @@ func newNotifier(pool *pgxpool.Pool, log *slog.Logger) *notifier {
 	}
 }
 
-// subscribe returns a channel that receives after the next push to queue.
-func (n *notifier) subscribe(queue string) (<-chan struct{}, func()) {
+// subscribe returns a channel that receives after the next push to any of
+// queues.
+func (n *notifier) subscribe(queues ...string) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	n.mu.Lock()
-	if n.waiters[queue] == nil {
-		n.waiters[queue] = map[chan struct{}]struct{}{}
+	for _, q := range queues {
+		if n.waiters[q] == nil {
+			n.waiters[q] = map[chan struct{}]struct{}{}
+		}
+		n.waiters[q][ch] = struct{}{}
 	}
-	n.waiters[queue][ch] = struct{}{}
 	n.mu.Unlock()
 	return ch, func() {
 		n.mu.Lock()
-		delete(n.waiters[queue], ch)
-		if len(n.waiters[queue]) == 0 {
-			delete(n.waiters, queue)
+		for _, q := range queues {
+			delete(n.waiters[q], ch)
+			if len(n.waiters[q]) == 0 {
+				delete(n.waiters, q)
+			}
 		}
 		n.mu.Unlock()
 	}

@@ -35,12 +35,20 @@ type PopRequest struct {
 	SubscriptionMode string
 	SubscriptionFrom string
 	MaxPartitions    int
+	// Namespace and Task select queues when Queue is empty (GET /api/v1/pop).
+	Namespace string
+	Task      string
 }
 
 // Validate checks bounds and fills defaults.
 func (r *PopRequest) Validate() error {
-	if err := ValidateName("queue", r.Queue); err != nil {
+	if r.Queue == "" && (r.Namespace != "" || r.Task != "") {
+		// Popping by namespace/task: queues are found at pop time.
+	} else if err := ValidateName("queue", r.Queue); err != nil {
 		return err
+	}
+	if r.Queue == "" && r.Partition != "" {
+		return invalidf("partition needs a queue")
 	}
 	if r.Partition != "" {
 		if err := ValidateName("partition", r.Partition); err != nil {
@@ -88,12 +96,19 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 	}
 	deadline := time.Now().Add(req.Timeout)
 	for {
+		queues := []string{req.Queue}
+		if req.Queue == "" {
+			var err error
+			if queues, err = e.queuesOf(ctx, req.Namespace, req.Task); err != nil {
+				return nil, err
+			}
+		}
 		var wake <-chan struct{}
 		cancel := func() {}
 		if req.Wait {
-			wake, cancel = e.notifier.subscribe(req.Queue)
+			wake, cancel = e.notifier.subscribe(queues...)
 		}
-		resp, err := e.popOnce(ctx, req)
+		resp, err := e.popQueues(ctx, req, queues)
 		if err != nil || len(resp.Messages) > 0 || !req.Wait {
 			cancel()
 			return resp, err
@@ -115,6 +130,35 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 		t.Stop()
 		cancel()
 	}
+}
+
+// popQueues pops from the first of queues that has messages.
+func (e *Engine) popQueues(ctx context.Context, req PopRequest, queues []string) (*api.PopResponse, error) {
+	var resp *api.PopResponse
+	for _, name := range queues {
+		r := req
+		r.Queue = name
+		var err error
+		if resp, err = e.popOnce(ctx, r); err != nil || len(resp.Messages) > 0 {
+			return resp, err
+		}
+	}
+	if resp == nil {
+		resp = &api.PopResponse{Success: true, ConsumerGroup: groupLabel(req.Group), Messages: []api.Message{}}
+	}
+	return resp, nil
+}
+
+// queuesOf lists the queues of a namespace and/or task.
+func (e *Engine) queuesOf(ctx context.Context, namespace, task string) ([]string, error) {
+	rows, err := e.pool.Query(ctx, `
+		SELECT name FROM lethe.queues
+		 WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR task = $2)
+		 ORDER BY name LIMIT 1000`, namespace, task)
+	if err != nil {
+		return nil, fmt.Errorf("list queues of namespace %q task %q: %w", namespace, task, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 type candidate struct {

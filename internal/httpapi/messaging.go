@@ -44,7 +44,13 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 		Group:            q.Get("consumerGroup"),
 		SubscriptionMode: q.Get("subscriptionMode"),
 		SubscriptionFrom: q.Get("subscriptionFrom"),
+		Namespace:        q.Get("namespace"),
+		Task:             q.Get("task"),
 		Timeout:          30 * time.Second,
+	}
+	if req.Queue == "" && req.Namespace == "" && req.Task == "" {
+		s.fail(w, r, fmt.Errorf("%w: GET /api/v1/pop needs namespace or task (or use /api/v1/pop/queue/{queue})", engine.ErrInvalid))
+		return
 	}
 	var err error
 	if req.Batch, err = intParam(q.Get("batch"), "batch", 1); err != nil {

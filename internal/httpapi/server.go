@@ -79,6 +79,7 @@ func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /health", s.health)
 	m.HandleFunc("POST /api/v1/push", s.push)
+	m.HandleFunc("GET /api/v1/pop", s.pop)
 	m.HandleFunc("GET /api/v1/pop/queue/{queue}", s.pop)
 	m.HandleFunc("GET /api/v1/pop/queue/{queue}/partition/{partition}", s.pop)
 	m.HandleFunc("POST /api/v1/ack", s.ack)

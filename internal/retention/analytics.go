@@ -55,8 +55,8 @@ func bucketMinutes(span time.Duration) int {
 	}
 }
 
-// RetentionAnalytics aggregates lethe.retention_history between from and
-// to (to excluded), of one queue or of all when queue is empty. Buckets
+// RetentionAnalytics aggregates lethe.retention_history from from to to
+// (both included), of one queue or of all when queue is empty. Buckets
 // without deletions are left out.
 func (s *Service) RetentionAnalytics(ctx context.Context, from, to time.Time, queue string) (*RetentionSeries, error) {
 	out := &RetentionSeries{TimeRange: TimeRange{From: from, To: to}, BucketMinutes: bucketMinutes(to.Sub(from)),
@@ -68,7 +68,7 @@ func (s *Service) RetentionAnalytics(ctx context.Context, from, to time.Time, qu
 		       coalesce(sum(h.frames) FILTER (WHERE h.rule = 'max_wait'), 0)::bigint,
 		       count(*)
 		  FROM lethe.retention_history h
-		 WHERE h.executed_at >= $1 AND h.executed_at < $2 AND ($3 = '' OR h.queue_name = $3)
+		 WHERE h.executed_at >= $1 AND h.executed_at <= $2 AND ($3 = '' OR h.queue_name = $3)
 		   AND h.rule IN ('retention', 'completed_retention', 'max_wait')
 		 GROUP BY 1 ORDER BY 1`, from, to, queue, out.BucketMinutes*60)
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *Service) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, 
 		       h.segments, h.frames, h.bytes, h.from_offset, h.to_offset, h.lost
 		  FROM lethe.retention_history h
 		 WHERE ($1 = '' OR h.queue_name = $1) AND ($2 = '' OR h.rule = $2)
-		   AND h.executed_at >= $3 AND h.executed_at < $4
+		   AND h.executed_at >= $3 AND h.executed_at <= $4
 		   AND (NOT $5 OR h.lost IS NOT NULL)
 		 ORDER BY h.executed_at DESC, h.id DESC
 		 LIMIT $6`, q.Queue, q.Rule, q.From, q.To, q.LostOnly, q.Limit)

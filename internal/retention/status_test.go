@@ -69,7 +69,7 @@ func TestStatusIsADryRunOfTheNextCycle(t *testing.T) {
 func TestHTTPEndpoints(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	e.configure("q", map[string]any{"retentionEnabled": true, "retentionSeconds": 60, "maxWaitTimeSeconds": 30})
+	e.configure("q", map[string]any{"retentionEnabled": true, "retentionSeconds": 600, "maxWaitTimeSeconds": 30})
 	e.pushSegment("q", "p", 3)
 	e.pop("q", "p", "g", 3)
 	e.clock.Advance(2 * time.Minute)
@@ -123,7 +123,7 @@ func TestHTTPEndpoints(t *testing.T) {
 
 	var st Status
 	get(t, srv.URL+"/api/v1/retention/status?queue=q", http.StatusOK, &st)
-	if len(st.Queues) != 1 || st.Queues[0].Rules.RetentionSeconds != 60 {
+	if len(st.Queues) != 1 || st.Queues[0].Rules.RetentionSeconds != 600 {
 		t.Fatalf("status = %+v", st)
 	}
 	for url, status := range map[string]int{
