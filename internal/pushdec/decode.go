@@ -5,11 +5,7 @@
 // while matching encoding/json's results exactly.
 package pushdec
 
-import (
-	"unicode/utf8"
-
-	"lethe/api"
-)
+import "lethe/api"
 
 // Decode parses a push body, {"items":[{"queue":..., "partition":...,
 // "payload":..., "transactionId":..., "traceId":...}, ...]}, with the same
@@ -195,71 +191,4 @@ func (d *decoder) grow(items []api.PushItem, arrayStart, pos int) []api.PushItem
 	grown := make([]api.PushItem, n, newCap)
 	copy(grown, items[:n])
 	return grown[:len(items)]
-}
-
-// item decodes one element of the items array: an object, or null (which
-// leaves the element as it is, like encoding/json).
-func (d *decoder) item(it *api.PushItem) error {
-	if d.pos < len(d.buf) && d.buf[d.pos] == 'n' {
-		pos, err := d.scanLiteral(d.pos)
-		d.pos = pos
-		return err
-	}
-	if d.pos >= len(d.buf) || d.buf[d.pos] != '{' {
-		return d.wrongType(d.pos, "an object")
-	}
-	return d.object(func(key []byte, escaped bool) error {
-		switch itemField(key, escaped) {
-		case fieldQueue:
-			return d.stringField(&it.Queue, &d.lastQueue)
-		case fieldPartition:
-			return d.stringField(&it.Partition, &d.lastPartition)
-		case fieldPayload:
-			start := d.pos
-			if err := d.skipValue(3); err != nil {
-				return err
-			}
-			it.Payload = d.buf[start:d.pos:d.pos]
-			return nil
-		case fieldTransactionID:
-			return d.stringField(&it.TransactionID, nil)
-		case fieldTraceID:
-			return d.stringField(&it.TraceID, nil)
-		}
-		return d.skipValue(3)
-	})
-}
-
-// stringField decodes a string or null into dst; null leaves dst as it is.
-// If last is set, a value equal to *last reuses that string instead of
-// allocating a new one.
-func (d *decoder) stringField(dst, last *string) error {
-	pos := d.pos
-	if pos < len(d.buf) && d.buf[pos] == 'n' {
-		end, err := d.scanLiteral(pos)
-		d.pos = end
-		return err
-	}
-	if pos >= len(d.buf) || d.buf[pos] != '"' {
-		return d.wrongType(pos, "a string")
-	}
-	end, escaped, err := d.scanString(pos)
-	if err != nil {
-		return err
-	}
-	d.pos = end
-	raw := d.buf[pos+1 : end-1]
-	if escaped || !utf8.Valid(raw) {
-		*dst = unquote(raw)
-		return nil
-	}
-	if last != nil && *last == string(raw) {
-		*dst = *last
-		return nil
-	}
-	*dst = string(raw)
-	if last != nil {
-		*last = *dst
-	}
-	return nil
 }

@@ -56,17 +56,17 @@ func Full() Plan {
 }
 
 // Quick is the smoke profile: every scenario runs, briefly, on small
-// backlogs. Its figures are not measurements.
+// backlogs and at most 1,000 partitions. Its figures are not measurements.
 func Quick() Plan {
 	return Plan{
 		Quick:              true,
 		Sizes:              []int{100, 1024},
 		Warmup:             200 * time.Millisecond,
 		Duration:           time.Second,
-		PushPartitions:     []int{1, 100, 10_000},
-		ConsumeBacklog:     20_000,
+		PushPartitions:     []int{1, 100, 1000},
+		ConsumeBacklog:     5000,
 		ConsumePartitions:  100,
-		DrainLimit:         3 * time.Second,
+		DrainLimit:         2 * time.Second,
 		LatencyRate:        200,
 		LatencyDuration:    time.Second,
 		SweepBacklog:       100_000,

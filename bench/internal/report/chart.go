@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"lethe/bench/internal/meter"
 	"lethe/bench/internal/payload"
 	"lethe/bench/internal/result"
 )
@@ -33,23 +34,35 @@ func (s series) value(results []result.Result, batch int) (float64, bool) {
 	return 0, false
 }
 
-func chartSeries(size int) []series {
-	lethe := func(p int) func(int) string {
-		return func(b int) string { return fmt.Sprintf("lethe/push/b%d/p%d/%d", b, p, size) }
+// chartSeries is one lethe line per partition count measured, then the
+// ceiling and the peers.
+func chartSeries(results []result.Result, size int) []series {
+	var parts []int
+	for _, r := range results {
+		if r.System == result.Lethe && r.Scenario == "push" && r.Payload == size && !slices.Contains(parts, r.Partitions) {
+			parts = append(parts, r.Partitions)
+		}
 	}
-	return []series{
-		{"lethe, 1 partition", lethe(1), color.RGBA{R: 200, A: 255}, nil},
-		{"lethe, 100 partitions", lethe(100), color.RGBA{R: 230, G: 120, A: 255}, nil},
-		{"lethe, 10,000 partitions", lethe(10_000), color.RGBA{R: 150, G: 60, B: 150, A: 255}, nil},
-		{"raw PostgreSQL ceiling", func(b int) string {
+	slices.Sort(parts)
+	shades := []color.RGBA{{R: 200, A: 255}, {R: 230, G: 120, A: 255}, {R: 150, G: 60, B: 150, A: 255}, {R: 120, G: 120, B: 120, A: 255}}
+	var out []series
+	for i, p := range parts {
+		name := fmt.Sprintf("lethe, %s partitions", meter.Group(int64(p)))
+		if p == 1 {
+			name = "lethe, 1 partition"
+		}
+		out = append(out, series{name, func(b int) string { return fmt.Sprintf("lethe/push/b%d/p%d/%d", b, p, size) }, shades[i%len(shades)], nil})
+	}
+	return append(out,
+		series{"raw PostgreSQL ceiling", func(b int) string {
 			if b == 1 {
 				return fmt.Sprintf("ceiling/insert/%d", size)
 			}
 			return fmt.Sprintf("ceiling/segment-ingest/%d", size)
 		}, color.RGBA{A: 255}, []vg.Length{vg.Points(4), vg.Points(3)}},
-		{"River", func(b int) string { return fmt.Sprintf("river/push/b%d/%d", b, size) }, color.RGBA{G: 140, A: 255}, nil},
-		{"NATS JetStream", func(b int) string { return fmt.Sprintf("nats/push/b%d/%d", b, size) }, color.RGBA{B: 200, A: 255}, nil},
-	}
+		series{"River", func(b int) string { return fmt.Sprintf("river/push/b%d/%d", b, size) }, color.RGBA{G: 140, A: 255}, nil},
+		series{"NATS JetStream", func(b int) string { return fmt.Sprintf("nats/push/b%d/%d", b, size) }, color.RGBA{B: 200, A: 255}, nil},
+	)
 }
 
 // Chart draws push throughput against batch size, both axes logarithmic,
@@ -64,7 +77,7 @@ func Chart(path string, results []result.Result, size int) error {
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = true, true
 	lo, hi := 0.0, 0.0
-	for _, s := range chartSeries(size) {
+	for _, s := range chartSeries(results, size) {
 		var pts plotter.XYs
 		for _, b := range []int{1, 10, 100} {
 			if v, ok := s.value(results, b); ok {

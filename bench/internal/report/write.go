@@ -76,13 +76,17 @@ func Markdown(meta Meta, results []result.Result, sizes []int, charts []string) 
 				r.System, r.Label, figure(r), spread(r), ratio(r, results), rss(r), notes(r))
 		}
 	}
-	b.WriteString("\n## Push throughput by batch size (msg/s)\n\n")
-	b.WriteString("| payload | batch | lethe, 1 partition | lethe, 100 partitions | lethe, 10,000 partitions | ceiling | River | NATS JetStream |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Push throughput by batch size (msg/s)\n")
 	for _, size := range sizes {
+		cols := chartSeries(results, size)
+		fmt.Fprintf(&b, "\n| %s | batch |", payload.Label(size))
+		for _, s := range cols {
+			fmt.Fprintf(&b, " %s |", s.name)
+		}
+		b.WriteString("\n|---|---|" + strings.Repeat("---|", len(cols)) + "\n")
 		for _, batch := range []int{1, 10, 100} {
-			fmt.Fprintf(&b, "| %s | %d |", payload.Label(size), batch)
-			for _, s := range chartSeries(size) {
+			fmt.Fprintf(&b, "| | %d |", batch)
+			for _, s := range cols {
 				if v, ok := s.value(results, batch); ok {
 					fmt.Fprintf(&b, " %s |", meter.Group(int64(v)))
 				} else {
