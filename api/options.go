@@ -1,5 +1,7 @@
 package api
 
+import "time"
+
 // QueueOptions are a queue's settings. Names and defaults are Queen's, so its
 // clients and its documentation stay true; lethe adds DedupWindowSeconds.
 type QueueOptions struct {
@@ -29,4 +31,16 @@ func DefaultQueueOptions() QueueOptions {
 		RetryDelay: 1000,
 		TTL:        3600,
 	}
+}
+
+// Queue is a queue as GET /api/v1/resources/queues answers it.
+type Queue struct {
+	Name       string       `json:"name"`
+	Namespace  string       `json:"namespace,omitempty"`
+	Task       string       `json:"task,omitempty"`
+	Options    QueueOptions `json:"options"`
+	Partitions int          `json:"partitions"`
+	Messages   int64        `json:"messages"`
+	CreatedAt  time.Time    `json:"createdAt"`
+	UpdatedAt  time.Time    `json:"updatedAt"`
 }

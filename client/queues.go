@@ -5,22 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"time"
 
 	"lethe/api"
 )
 
 // Queue is a queue as the server describes it.
-type Queue struct {
-	Name       string           `json:"name"`
-	Namespace  string           `json:"namespace,omitempty"`
-	Task       string           `json:"task,omitempty"`
-	Options    api.QueueOptions `json:"options"`
-	Partitions int              `json:"partitions"`
-	Messages   int64            `json:"messages"`
-	CreatedAt  time.Time        `json:"createdAt"`
-	UpdatedAt  time.Time        `json:"updatedAt"`
-}
+type Queue = api.Queue
 
 // Configure creates a queue or changes its options. Options the request
 // does not name keep their values (the defaults for a new queue), so send

@@ -30,7 +30,7 @@ func TestCoreAckCompletedIsNotRedelivered(t *testing.T) {
 	}
 	e.clock.Advance(time.Minute) // past the lease: nothing comes back
 	if again := e.pop(engine.PopRequest{Queue: "done", Group: "g", Batch: 10}); len(again.Messages) != 0 {
-		t.Errorf("acked messages redelivered: %v", payloads(again))
+		t.Errorf("acked messages redelivered: %v", corePayloads(again))
 	}
 	if n := e.count(`SELECT committed FROM lethe.cursors WHERE group_name = 'g'`); n != 1 {
 		t.Errorf("committed = %d, want 1", n)
@@ -145,8 +145,8 @@ func TestCoreAckDLQIsImmediate(t *testing.T) {
 		t.Errorf("last ack of the lease = %+v, want leaseReleased", r)
 	}
 	next := e.popN(engine.PopRequest{Queue: "dlq", Group: "g", Batch: 10}, 1)
-	if payloads(next)[0] != `"after"` {
-		t.Errorf("after dlq got %v", payloads(next))
+	if corePayloads(next)[0] != `"after"` {
+		t.Errorf("after dlq got %v", corePayloads(next))
 	}
 }
 
@@ -163,8 +163,8 @@ func TestCoreAckCompletedAfterAFailureIsNotRedelivered(t *testing.T) {
 	e.ackMsg(resp.Messages[1], api.AckFailed)
 	e.ackMsg(resp.Messages[2], api.AckCompleted)
 	again := e.pop(engine.PopRequest{Queue: "mixed", Group: "g", Batch: 10})
-	if strings.Join(payloads(again), ",") != "1" {
-		t.Errorf("after completed, failed, completed the redelivery is %v, want only the failed message 1", payloads(again))
+	if strings.Join(corePayloads(again), ",") != "1" {
+		t.Errorf("after completed, failed, completed the redelivery is %v, want only the failed message 1", corePayloads(again))
 	}
 }
 
@@ -200,7 +200,7 @@ func TestCoreAckBadLeaseAndUnknownIDs(t *testing.T) {
 			t.Errorf("%s: %+v, want success false with an error mentioning %q", c.name, res[0], c.want)
 		}
 	}
-	sameCounts(t, before, e.rowCounts())
+	coreSameCounts(t, before, e.rowCounts())
 	var cursorAfter string
 	_ = e.pool.QueryRow(e.ctx, `SELECT row(c.*)::text FROM lethe.cursors c`).Scan(&cursorAfter)
 	if cursorAfter != cursorBefore {
@@ -245,7 +245,7 @@ func TestCoreAckBatchMixedResultsInOrder(t *testing.T) {
 		t.Errorf("b after a failed ack = %+v, want the message again with retryCount 1", again.Messages)
 	}
 	if again := e.pop(engine.PopRequest{Queue: "mix", Partition: "a", Group: "g"}); len(again.Messages) != 0 {
-		t.Errorf("a after acking both = %v", payloads(again))
+		t.Errorf("a after acking both = %v", corePayloads(again))
 	}
 }
 
@@ -267,7 +267,7 @@ func TestCoreExtendLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := t0.Add(140 * time.Second)
+	want := coreT0.Add(140 * time.Second)
 	if !until.Equal(want) || !leaseUntil().Equal(want) {
 		t.Errorf("extend by 120 s at +20 s: answered %s, stored %s, want %s", until, leaseUntil(), want)
 	}
@@ -275,13 +275,13 @@ func TestCoreExtendLease(t *testing.T) {
 	if _, err := e.eng.ExtendLease(e.ctx, resp.LeaseID, 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := leaseUntil(); !got.Equal(t0.Add(50 * time.Second)) {
-		t.Errorf("extend with seconds 0: lease_until %s, want now + leaseTime %s", got, t0.Add(50*time.Second))
+	if got := leaseUntil(); !got.Equal(coreT0.Add(50 * time.Second)) {
+		t.Errorf("extend with seconds 0: lease_until %s, want now + leaseTime %s", got, coreT0.Add(50*time.Second))
 	}
 	// The extension holds: past the original expiry nobody else gets it.
 	e.clock.Advance(25 * time.Second)
 	if other := e.pop(engine.PopRequest{Queue: "ext", Group: "g"}); len(other.Messages) != 0 {
-		t.Errorf("extended lease was taken over: %v", payloads(other))
+		t.Errorf("extended lease was taken over: %v", corePayloads(other))
 	}
 	if _, err := e.eng.ExtendLease(e.ctx, uuid.NewString(), 10); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("extend an unknown lease: %v, want ErrNotFound", err)

@@ -17,8 +17,8 @@ import (
 	"lethe/internal/schema"
 )
 
-// t0 is where every test's fake clock starts.
-var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+// coreT0 is where every test's fake clock starts.
+var coreT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // coreEnv is an engine on its own fresh database with a fake clock.
 type coreEnv struct {
@@ -48,7 +48,7 @@ func newCoreEnv(t *testing.T, cfg engine.Config) *coreEnv {
 	if _, err := schema.Migrate(ctx, pool); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	clk := clock.NewFake(t0)
+	clk := clock.NewFake(coreT0)
 	cfg.Clock = clk
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	eng := engine.New(pool, cfg)
@@ -92,7 +92,7 @@ func (e *coreEnv) popN(req engine.PopRequest, n int) *api.PopResponse {
 	e.t.Helper()
 	resp := e.pop(req)
 	if len(resp.Messages) != n {
-		e.t.Fatalf("pop %+v: got %d messages %v, want %d", req, len(resp.Messages), payloads(resp), n)
+		e.t.Fatalf("pop %+v: got %d messages %v, want %d", req, len(resp.Messages), corePayloads(resp), n)
 	}
 	return resp
 }
@@ -145,7 +145,7 @@ func (e *coreEnv) rowCounts() map[string]int64 {
 	return out
 }
 
-func payloads(resp *api.PopResponse) []string {
+func corePayloads(resp *api.PopResponse) []string {
 	var out []string
 	for _, m := range resp.Messages {
 		out = append(out, string(m.Data))
@@ -153,7 +153,7 @@ func payloads(resp *api.PopResponse) []string {
 	return out
 }
 
-func sameCounts(t *testing.T, before, after map[string]int64) {
+func coreSameCounts(t *testing.T, before, after map[string]int64) {
 	t.Helper()
 	for k, v := range before {
 		if after[k] != v {

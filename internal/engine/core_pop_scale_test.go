@@ -34,7 +34,7 @@ func TestCorePopWildcardFindsWorkAmong2000Partitions(t *testing.T) {
 	}
 	_, _ = e.pool.Exec(e.ctx, `ANALYZE lethe.partitions; ANALYZE lethe.cursors`)
 	if resp := e.pop(engine.PopRequest{Queue: "wide", Group: "g"}); len(resp.Messages) != 0 {
-		t.Fatalf("pop with no work got %v", payloads(resp))
+		t.Fatalf("pop with no work got %v", corePayloads(resp))
 	}
 	e.push("wide", "p-1234", `"here"`)
 	for _, group := range []string{"g", ""} {
@@ -52,7 +52,7 @@ func TestCorePopWildcardFindsWorkAmong2000Partitions(t *testing.T) {
 	// And an empty wildcard pop, which scans everything and finds nothing.
 	start := time.Now()
 	if resp := e.pop(engine.PopRequest{Queue: "wide", Group: "g"}); len(resp.Messages) != 0 {
-		t.Fatalf("pop with the only message leased got %v", payloads(resp))
+		t.Fatalf("pop with the only message leased got %v", corePayloads(resp))
 	}
 	t.Logf("empty wildcard pop over 2000 partitions took %s", time.Since(start))
 }

@@ -16,15 +16,15 @@ func TestCorePopEmptyAndUnknown(t *testing.T) {
 	t.Parallel()
 	e := newCoreEnv(t, engine.Config{})
 	if resp := e.pop(engine.PopRequest{Queue: "never-pushed"}); len(resp.Messages) != 0 {
-		t.Errorf("pop of an unknown queue = %v, want nothing", payloads(resp))
+		t.Errorf("pop of an unknown queue = %v, want nothing", corePayloads(resp))
 	}
 	e.push("q", "", `1`)
 	e.popN(engine.PopRequest{Queue: "q"}, 1)
 	if resp := e.pop(engine.PopRequest{Queue: "q", Group: "g", Partition: "nope"}); len(resp.Messages) != 0 {
-		t.Errorf("pop of an unknown partition = %v, want nothing", payloads(resp))
+		t.Errorf("pop of an unknown partition = %v, want nothing", corePayloads(resp))
 	}
 	if resp := e.pop(engine.PopRequest{Queue: "q"}); len(resp.Messages) != 0 {
-		t.Errorf("second queue-mode pop while the first holds the lease = %v, want nothing", payloads(resp))
+		t.Errorf("second queue-mode pop while the first holds the lease = %v, want nothing", corePayloads(resp))
 	}
 }
 
@@ -46,8 +46,8 @@ func TestCorePopBatchAndFields(t *testing.T) {
 			m.LeaseID != resp.LeaseID || m.Offset != int64(i) || m.RetryCount != 0 || m.Queue != "b" || m.Partition != "p" || m.ConsumerGroup != "g" {
 			t.Errorf("message %d = %+v", i, m)
 		}
-		if ts, err := time.Parse(time.RFC3339Nano, m.CreatedAt); err != nil || !ts.Equal(t0) {
-			t.Errorf("message %d createdAt %q, want the fake clock's %s", i, m.CreatedAt, t0)
+		if ts, err := time.Parse(time.RFC3339Nano, m.CreatedAt); err != nil || !ts.Equal(coreT0) {
+			t.Errorf("message %d createdAt %q, want the fake clock's %s", i, m.CreatedAt, coreT0)
 		}
 	}
 	if resp.Messages[0].TraceID != "tr-a" {
@@ -69,7 +69,7 @@ func TestCorePopByPartitionAndWildcard(t *testing.T) {
 		e.push("w", p, fmt.Sprintf(`"%s1"`, p), fmt.Sprintf(`"%s2"`, p))
 	}
 	byPart := e.popN(engine.PopRequest{Queue: "w", Partition: "b", Group: "g1", Batch: 10}, 2)
-	if got := strings.Join(payloads(byPart), ","); got != `"b1","b2"` {
+	if got := strings.Join(corePayloads(byPart), ","); got != `"b1","b2"` {
 		t.Errorf("pop of partition b = %s", got)
 	}
 	// Wildcard pops, one partition each, visit every partition.
@@ -84,13 +84,13 @@ func TestCorePopByPartitionAndWildcard(t *testing.T) {
 				t.Errorf("message of %s in a pop of %s", m.Partition, resp.Partition)
 			}
 		}
-		seen[resp.Partition] = payloads(resp)
+		seen[resp.Partition] = corePayloads(resp)
 	}
 	if len(seen) != 3 {
 		t.Errorf("three wildcard pops claimed %v, want each of a, b, c once", seen)
 	}
 	if resp := e.pop(engine.PopRequest{Queue: "w", Group: "g2"}); len(resp.Messages) != 0 {
-		t.Errorf("fourth wildcard pop (all leased) = %v, want nothing", payloads(resp))
+		t.Errorf("fourth wildcard pop (all leased) = %v, want nothing", corePayloads(resp))
 	}
 }
 
@@ -127,7 +127,7 @@ func TestCorePopConsumerGroupsFanOutQueueModeShares(t *testing.T) {
 	e.push("fan", "", `1`, `2`, `3`)
 	for _, g := range []string{"billing", "audit"} {
 		resp := e.popN(engine.PopRequest{Queue: "fan", Group: g, Batch: 10, AutoAck: true}, 3)
-		if got := strings.Join(payloads(resp), ","); got != "1,2,3" {
+		if got := strings.Join(corePayloads(resp), ","); got != "1,2,3" {
 			t.Errorf("group %s got %s, want every message", g, got)
 		}
 	}
@@ -138,14 +138,14 @@ func TestCorePopConsumerGroupsFanOutQueueModeShares(t *testing.T) {
 		if resp.ConsumerGroup != "" || resp.Messages[0].ConsumerGroup != "" {
 			t.Errorf("queue-mode pop names group %q", resp.ConsumerGroup)
 		}
-		got = append(got, payloads(resp)...)
+		got = append(got, corePayloads(resp)...)
 		e.ackMsg(resp.Messages[0], api.AckCompleted)
 	}
 	if strings.Join(got, ",") != "1,2,3" {
 		t.Errorf("queue-mode consumers got %v, want 1,2,3 once each", got)
 	}
 	if resp := e.pop(engine.PopRequest{Queue: "fan"}); len(resp.Messages) != 0 {
-		t.Errorf("queue mode after acking all = %v", payloads(resp))
+		t.Errorf("queue mode after acking all = %v", corePayloads(resp))
 	}
 }
 
@@ -159,12 +159,12 @@ func TestCorePopLeaseBlocksGroupUntilExpiry(t *testing.T) {
 	if err := e.pool.QueryRow(e.ctx, `SELECT lease_until FROM lethe.cursors WHERE group_name = 'g'`).Scan(&until); err != nil {
 		t.Fatal(err)
 	}
-	if !until.Equal(t0.Add(30 * time.Second)) {
-		t.Errorf("lease_until = %s, want now + leaseTime = %s", until, t0.Add(30*time.Second))
+	if !until.Equal(coreT0.Add(30 * time.Second)) {
+		t.Errorf("lease_until = %s, want now + leaseTime = %s", until, coreT0.Add(30*time.Second))
 	}
 	e.clock.Advance(29 * time.Second)
 	if resp := e.pop(engine.PopRequest{Queue: "lease", Group: "g", Batch: 2}); len(resp.Messages) != 0 {
-		t.Fatalf("second consumer got %v while the lease is live", payloads(resp))
+		t.Fatalf("second consumer got %v while the lease is live", corePayloads(resp))
 	}
 	// Another group is not blocked.
 	e.popN(engine.PopRequest{Queue: "lease", Group: "other", Batch: 2}, 2)
@@ -220,7 +220,7 @@ func TestCorePopSubscriptionModes(t *testing.T) {
 		{Queue: "sub", Group: "new-part", SubscriptionMode: "new", Partition: "p1"},
 	} {
 		if resp := e.pop(req); len(resp.Messages) != 0 {
-			t.Errorf("%s: first pop got %v, want nothing older than the subscription", req.Group, payloads(resp))
+			t.Errorf("%s: first pop got %v, want nothing older than the subscription", req.Group, corePayloads(resp))
 		}
 	}
 	e.clock.Advance(10 * time.Second)
@@ -231,20 +231,20 @@ func TestCorePopSubscriptionModes(t *testing.T) {
 		{Queue: "sub", Group: "from-now", Batch: 10, MaxPartitions: 10},
 	} {
 		resp := e.pop(req)
-		got := payloads(resp)
+		got := corePayloads(resp)
 		slices.Sort(got)
 		if strings.Join(got, ",") != `"new","new3"` {
 			t.Errorf("%s after new pushes got %v, want only the new messages", req.Group, got)
 		}
 	}
 	resp := e.pop(engine.PopRequest{Queue: "sub", Group: "new-part", Partition: "p1", Batch: 10})
-	if strings.Join(payloads(resp), ",") != `"new"` {
-		t.Errorf("new-mode pop of p1 got %v, want only \"new\"", payloads(resp))
+	if strings.Join(corePayloads(resp), ",") != `"new"` {
+		t.Errorf("new-mode pop of p1 got %v, want only \"new\"", corePayloads(resp))
 	}
 	// A timestamp between the old and the new messages.
 	ts := fromAt.Format(time.RFC3339Nano)
 	resp = e.pop(engine.PopRequest{Queue: "sub", Group: "ts", SubscriptionFrom: ts, Batch: 10, MaxPartitions: 10})
-	got := payloads(resp)
+	got := corePayloads(resp)
 	slices.Sort(got)
 	if strings.Join(got, ",") != `"new","new3"` {
 		t.Errorf("subscriptionFrom=%s got %v, want the messages after it", ts, got)
@@ -252,7 +252,7 @@ func TestCorePopSubscriptionModes(t *testing.T) {
 	// All (the default) starts at the oldest message.
 	resp = e.pop(engine.PopRequest{Queue: "sub", Group: "all", Batch: 10, MaxPartitions: 10})
 	if len(resp.Messages) != 4 {
-		t.Errorf("subscriptionMode all got %v, want all 4", payloads(resp))
+		t.Errorf("subscriptionMode all got %v, want all 4", corePayloads(resp))
 	}
 	var mode string
 	if err := e.pool.QueryRow(e.ctx, `SELECT mode FROM lethe.subscriptions WHERE group_name = 'new-mode'`).Scan(&mode); err != nil || mode != "new" {
@@ -276,12 +276,12 @@ func TestCorePopDelayedProcessing(t *testing.T) {
 	e.clock.Advance(30 * time.Second)
 	e.push("delayed", "", `"late"`)
 	if resp := e.pop(engine.PopRequest{Queue: "delayed", Batch: 10}); len(resp.Messages) != 0 {
-		t.Fatalf("pop 30 s after push got %v, want nothing before 60 s", payloads(resp))
+		t.Fatalf("pop 30 s after push got %v, want nothing before 60 s", corePayloads(resp))
 	}
 	e.clock.Advance(31 * time.Second)
 	resp := e.popN(engine.PopRequest{Queue: "delayed", Batch: 10}, 1)
-	if payloads(resp)[0] != `"early"` {
-		t.Errorf("got %v, want only the early message", payloads(resp))
+	if corePayloads(resp)[0] != `"early"` {
+		t.Errorf("got %v, want only the early message", corePayloads(resp))
 	}
 	e.ackMsg(resp.Messages[0], api.AckCompleted)
 	e.clock.Advance(30 * time.Second)
@@ -306,10 +306,10 @@ func TestCorePopDelayedPartitionsDoNotStarveReadyOne(t *testing.T) {
 	}
 	for attempt := range 3 {
 		resp := e.pop(engine.PopRequest{Queue: "starve", Group: "g"})
-		if len(resp.Messages) == 1 && payloads(resp)[0] == `"r2"` {
+		if len(resp.Messages) == 1 && corePayloads(resp)[0] == `"r2"` {
 			return
 		}
-		t.Logf("pop %d got %v", attempt, payloads(resp))
+		t.Logf("pop %d got %v", attempt, corePayloads(resp))
 	}
 	t.Fatal("three wildcard pops never delivered the visible message r2")
 }
@@ -324,13 +324,13 @@ func TestCorePopWindowBuffer(t *testing.T) {
 	e.clock.Advance(6 * time.Second)
 	for _, p := range []string{"", "Default"} {
 		if resp := e.pop(engine.PopRequest{Queue: "window", Partition: p, Batch: 10}); len(resp.Messages) != 0 {
-			t.Fatalf("pop (partition %q) 6 s after the last push got %v, want nothing inside the 10 s window", p, payloads(resp))
+			t.Fatalf("pop (partition %q) 6 s after the last push got %v, want nothing inside the 10 s window", p, corePayloads(resp))
 		}
 	}
 	e.clock.Advance(5 * time.Second)
 	resp := e.popN(engine.PopRequest{Queue: "window", Batch: 10}, 2)
-	if strings.Join(payloads(resp), ",") != "1,2" {
-		t.Errorf("after the window got %v, want both", payloads(resp))
+	if strings.Join(corePayloads(resp), ",") != "1,2" {
+		t.Errorf("after the window got %v, want both", corePayloads(resp))
 	}
 }
 
@@ -347,12 +347,12 @@ func TestCorePopAutoAck(t *testing.T) {
 	}
 	// The next pop needs no ack and no lease expiry.
 	next := e.popN(engine.PopRequest{Queue: "auto", Group: "g", Batch: 2, AutoAck: true}, 1)
-	if payloads(next)[0] != "3" {
-		t.Errorf("second autoAck pop got %v", payloads(next))
+	if corePayloads(next)[0] != "3" {
+		t.Errorf("second autoAck pop got %v", corePayloads(next))
 	}
 	e.clock.Advance(time.Hour)
 	if resp := e.pop(engine.PopRequest{Queue: "auto", Group: "g", Batch: 10}); len(resp.Messages) != 0 {
-		t.Errorf("autoAcked messages came back: %v", payloads(resp))
+		t.Errorf("autoAcked messages came back: %v", corePayloads(resp))
 	}
 }
 
@@ -411,5 +411,5 @@ func TestCorePopValidation(t *testing.T) {
 			t.Errorf("pop %+v: err %v, want ErrInvalid", req, err)
 		}
 	}
-	sameCounts(t, before, e.rowCounts())
+	coreSameCounts(t, before, e.rowCounts())
 }

@@ -120,7 +120,7 @@ func TestCorePushDuplicateTransactionID(t *testing.T) {
 		t.Errorf("same id in another partition = %+v, want queued as a new message", other[0])
 	}
 	resp := e.popN(engine.PopRequest{Queue: "dedup", Partition: "p1", Batch: 100}, 3)
-	if got := strings.Join(payloads(resp), ","); got != "1,2,3" {
+	if got := strings.Join(corePayloads(resp), ","); got != "1,2,3" {
 		t.Errorf("p1 holds %s, want 1,2,3 (duplicates are not stored)", got)
 	}
 	if n := e.count(`SELECT count(*) FROM lethe.txns`); n != 4 {
@@ -226,7 +226,7 @@ func TestCorePushPayloadOverLimit(t *testing.T) {
 	if !errors.Is(err, engine.ErrTooLarge) {
 		t.Fatalf("push of %d bytes with limit 2048: err %v, want ErrTooLarge", len(big), err)
 	}
-	sameCounts(t, before, e.rowCounts())
+	coreSameCounts(t, before, e.rowCounts())
 	// Exactly at the limit is fine.
 	exact := `"` + strings.Repeat("y", 2046) + `"`
 	e.push("sized", "", exact)
@@ -258,5 +258,5 @@ func TestCorePushRejectsBadItems(t *testing.T) {
 			t.Errorf("%s: err %v, want ErrInvalid", name, err)
 		}
 	}
-	sameCounts(t, map[string]int64{"queues": 0, "partitions": 0, "segments": 0, "txns": 0}, e.rowCounts())
+	coreSameCounts(t, map[string]int64{"queues": 0, "partitions": 0, "segments": 0, "txns": 0}, e.rowCounts())
 }

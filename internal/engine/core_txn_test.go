@@ -36,7 +36,7 @@ func TestCoreTransactionAckAndPushCommitTogether(t *testing.T) {
 		t.Errorf("push result %s (%v)", resp.Results[1], err)
 	}
 	if again := e.pop(engine.PopRequest{Queue: "in", Group: "workers"}); len(again.Messages) != 0 {
-		t.Errorf("acked in the transaction, yet redelivered: %v", payloads(again))
+		t.Errorf("acked in the transaction, yet redelivered: %v", corePayloads(again))
 	}
 	out := e.popN(engine.PopRequest{Queue: "out"}, 1)
 	if out.Messages[0].ID != pushRes[0].MessageID || string(out.Messages[0].Data) != `"result"` {
@@ -62,9 +62,9 @@ func TestCoreTransactionFailedAckRollsBackPush(t *testing.T) {
 	if resp.Success || !strings.Contains(resp.Error, "operations[2]") {
 		t.Errorf("transaction = %+v, want success false naming operations[2]", resp)
 	}
-	sameCounts(t, before, e.rowCounts())
-	if out := e.popN(engine.PopRequest{Queue: "out", Batch: 10}, 1); payloads(out)[0] != `"existing"` {
-		t.Errorf("out holds %v", payloads(out))
+	coreSameCounts(t, before, e.rowCounts())
+	if out := e.popN(engine.PopRequest{Queue: "out", Batch: 10}, 1); corePayloads(out)[0] != `"existing"` {
+		t.Errorf("out holds %v", corePayloads(out))
 	}
 	// The good ack rolled back too: the lease still holds the message.
 	if n := e.count(`SELECT count(*) FROM lethe.cursors WHERE group_name = 'workers' AND lease_id IS NOT NULL AND committed = -1`); n != 1 {
@@ -110,5 +110,5 @@ func TestCoreTransactionRejectedCreatesNothing(t *testing.T) {
 	if !errors.Is(err, engine.ErrInvalid) {
 		t.Fatalf("err %v, want ErrInvalid", err)
 	}
-	sameCounts(t, map[string]int64{"queues": 0, "partitions": 0}, e.rowCounts())
+	coreSameCounts(t, map[string]int64{"queues": 0, "partitions": 0}, e.rowCounts())
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -59,16 +58,7 @@ func describeJSONError(err error) string {
 }
 
 // QueueInfo is a queue with all its options.
-type QueueInfo struct {
-	Name       string           `json:"name"`
-	Namespace  string           `json:"namespace,omitempty"`
-	Task       string           `json:"task,omitempty"`
-	Options    api.QueueOptions `json:"options"`
-	Partitions int              `json:"partitions"`
-	Messages   int64            `json:"messages"`
-	CreatedAt  time.Time        `json:"createdAt"`
-	UpdatedAt  time.Time        `json:"updatedAt"`
-}
+type QueueInfo = api.Queue
 
 // Configure creates the queue or updates its options; options it does not
 // name keep their current values (defaults for a new queue).

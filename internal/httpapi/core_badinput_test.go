@@ -13,24 +13,24 @@ import (
 	"lethe/internal/httpapi"
 )
 
-// badRequest is one malformed call and the status it must get.
-type badRequest struct {
+// coreBadRequest is one malformed call and the status it must get.
+type coreBadRequest struct {
 	name, method, path, body string
 	status                   int
 }
 
-func badInputs() []badRequest {
+func coreBadInputs() []coreBadRequest {
 	long := strings.Repeat("n", 600)
-	push := func(name, body string) badRequest {
-		return badRequest{name, "POST", "/api/v1/push", body, http.StatusBadRequest}
+	push := func(name, body string) coreBadRequest {
+		return coreBadRequest{name, "POST", "/api/v1/push", body, http.StatusBadRequest}
 	}
-	pop := func(name, query string) badRequest {
-		return badRequest{name, "GET", "/api/v1/pop/queue/ok" + query, "", http.StatusBadRequest}
+	pop := func(name, query string) coreBadRequest {
+		return coreBadRequest{name, "GET", "/api/v1/pop/queue/ok" + query, "", http.StatusBadRequest}
 	}
-	post := func(name, path, body string) badRequest {
-		return badRequest{name, "POST", path, body, http.StatusBadRequest}
+	post := func(name, path, body string) coreBadRequest {
+		return coreBadRequest{name, "POST", path, body, http.StatusBadRequest}
 	}
-	return []badRequest{
+	return []coreBadRequest{
 		push("push empty body", ""),
 		push("push truncated", `{"items":[{"queue":"ok"`),
 		push("push not JSON", `items=1`),
@@ -97,16 +97,16 @@ func badInputs() []badRequest {
 
 func TestCoreHTTPBadInput(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	r.push(api.PushItem{Queue: "ok", Payload: json.RawMessage(`"first"`)})
 	before := r.rowCounts()
-	for _, c := range badInputs() {
+	for _, c := range coreBadInputs() {
 		res := r.do(c.method, c.path, c.body)
-		requireJSONError(t, c.name, res, c.status)
-		sameCounts(t, c.name, before, r.rowCounts())
+		requireCoreError(t, c.name, res, c.status)
+		coreSameCounts(t, c.name, before, r.rowCounts())
 	}
 	// Wrong methods on real routes: 404 or 405, JSON either way, never 2xx/5xx.
-	for _, c := range []badRequest{
+	for _, c := range []coreBadRequest{
 		{"GET push", "GET", "/api/v1/push", "", 0},
 		{"POST pop", "POST", "/api/v1/pop/queue/ok", `{}`, 0},
 		{"PUT ack", "PUT", "/api/v1/ack", `{}`, 0},
@@ -117,10 +117,10 @@ func TestCoreHTTPBadInput(t *testing.T) {
 			t.Errorf("%s: status %d %s, want 404 or 405", c.name, res.status, res.body)
 			continue
 		}
-		requireJSONError(t, c.name, res, res.status)
+		requireCoreError(t, c.name, res, res.status)
 	}
-	sameCounts(t, "after every bad request", before, r.rowCounts())
-	// The replica still serves normal traffic.
+	coreSameCounts(t, "after every bad request", before, r.rowCounts())
+	// The coreReplica still serves normal traffic.
 	r.push(api.PushItem{Queue: "ok", Payload: json.RawMessage(`"second"`)})
 	got := r.pop("/api/v1/pop/queue/ok?batch=10")
 	if len(got.Messages) != 2 || string(got.Messages[1].Data) != `"second"` {
@@ -133,9 +133,9 @@ func TestCoreHTTPBadInput(t *testing.T) {
 func TestCoreHTTPTrailingBracketRejected(t *testing.T) {
 	t.Parallel()
 	t.Skip("BUG: decode accepts `{...}}` and `{...}]` (json.Decoder.More is false before a closing bracket), so the push is stored")
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	for _, body := range []string{`{"items":[{"queue":"ok"}]}}`, `{"items":[{"queue":"ok"}]}]`} {
-		requireJSONError(t, body, r.do("POST", "/api/v1/push", body), http.StatusBadRequest)
+		requireCoreError(t, body, r.do("POST", "/api/v1/push", body), http.StatusBadRequest)
 	}
 	if n := r.count(`SELECT count(*) FROM lethe.segments`); n != 0 {
 		t.Errorf("%d segments written by malformed bodies", n)
@@ -147,30 +147,30 @@ func TestCoreHTTPTrailingBracketRejected(t *testing.T) {
 func TestCoreHTTPZeroBatchAndPartitionsRejected(t *testing.T) {
 	t.Parallel()
 	t.Skip("BUG: GET /pop?batch=0 or ?partitions=0 answers 200/204 as if 1 was asked (PopRequest.Validate maps 0 to the default)")
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	r.push(api.PushItem{Queue: "ok", Payload: json.RawMessage(`1`)})
 	for _, q := range []string{"?batch=0", "?partitions=0"} {
-		requireJSONError(t, q, r.do("GET", "/api/v1/pop/queue/ok"+q, ""), http.StatusBadRequest)
+		requireCoreError(t, q, r.do("GET", "/api/v1/pop/queue/ok"+q, ""), http.StatusBadRequest)
 	}
 }
 
 // A body over the server's limit answers 413 without being read whole. The
-// replica's limit is 64 MiB, so this builds a server on the same engine with
+// coreReplica's limit is 64 MiB, so this builds a server on the same engine with
 // a small one.
 func TestCoreHTTPHugeBody(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: r.srv.Engine, MaxBodyBytes: 64 << 10}).Handler())
 	t.Cleanup(srv.Close)
 	r.push(api.PushItem{Queue: "ok", Payload: json.RawMessage(`1`)})
 	before := r.rowCounts()
 	huge := `{"items":[{"queue":"ok","payload":"` + strings.Repeat("x", 200<<10) + `"}]}`
 	for _, path := range []string{"/api/v1/push", "/api/v1/ack", "/api/v1/transaction", "/api/v1/configure"} {
-		requireJSONError(t, "huge body to "+path, doURL(t, "POST", srv.URL+path, huge), http.StatusRequestEntityTooLarge)
+		requireCoreError(t, "huge body to "+path, coreDo(t, "POST", srv.URL+path, huge), http.StatusRequestEntityTooLarge)
 	}
-	sameCounts(t, "huge bodies", before, r.rowCounts())
+	coreSameCounts(t, "huge bodies", before, r.rowCounts())
 	var res []api.PushResult
-	out := doURL(t, "POST", srv.URL+"/api/v1/push", `{"items":[{"queue":"ok","payload":2}]}`)
+	out := coreDo(t, "POST", srv.URL+"/api/v1/push", `{"items":[{"queue":"ok","payload":2}]}`)
 	if out.status != http.StatusCreated || json.Unmarshal(out.body, &res) != nil || res[0].Status != api.StatusQueued {
 		t.Errorf("normal push after huge bodies: %d %s", out.status, out.body)
 	}

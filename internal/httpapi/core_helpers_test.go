@@ -15,38 +15,38 @@ import (
 	"lethe/internal/testserver"
 )
 
-// t0 is where every test's fake clock starts.
-var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+// coreT0 is where every test's fake clock starts.
+var coreT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// replica is a running lethe with a fake clock, spoken to over HTTP.
-type replica struct {
+// coreReplica is a running lethe with a fake clock, spoken to over HTTP.
+type coreReplica struct {
 	t     *testing.T
 	srv   *testserver.Server
 	url   string
 	clock *clock.Fake
 }
 
-func startReplica(t *testing.T, cfg func(*config.Server)) *replica {
+func startCoreReplica(t *testing.T, cfg func(*config.Server)) *coreReplica {
 	t.Helper()
-	clk := clock.NewFake(t0)
+	clk := clock.NewFake(coreT0)
 	s := testserver.Start(t, testserver.Options{Clock: clk, Config: cfg})
-	return &replica{t: t, srv: s, url: s.URL, clock: clk}
+	return &coreReplica{t: t, srv: s, url: s.URL, clock: clk}
 }
 
-// httpResult is a response with its body read.
-type httpResult struct {
+// coreResult is a response with its body read.
+type coreResult struct {
 	status int
 	header http.Header
 	body   []byte
 }
 
 // do sends body (raw, "" for none) and reads the whole answer.
-func (r *replica) do(method, path, body string) httpResult {
+func (r *coreReplica) do(method, path, body string) coreResult {
 	r.t.Helper()
-	return doURL(r.t, method, r.url+path, body)
+	return coreDo(r.t, method, r.url+path, body)
 }
 
-func doURL(t *testing.T, method, url, body string) httpResult {
+func coreDo(t *testing.T, method, url, body string) coreResult {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -68,15 +68,15 @@ func doURL(t *testing.T, method, url, body string) httpResult {
 	if err != nil {
 		t.Fatalf("%s %s: read body: %v", method, url, err)
 	}
-	return httpResult{resp.StatusCode, resp.Header, b}
+	return coreResult{resp.StatusCode, resp.Header, b}
 }
 
 // call requires status and decodes the body into out (when not nil).
-func (r *replica) call(method, path, body string, status int, out any) {
+func (r *coreReplica) call(method, path, body string, status int, out any) {
 	r.t.Helper()
 	res := r.do(method, path, body)
 	if res.status != status {
-		r.t.Fatalf("%s %s %s: status %d %s, want %d", method, path, clip(body), res.status, res.body, status)
+		r.t.Fatalf("%s %s %s: status %d %s, want %d", method, path, coreClip(body), res.status, res.body, status)
 	}
 	if out != nil {
 		if err := json.Unmarshal(res.body, out); err != nil {
@@ -85,14 +85,14 @@ func (r *replica) call(method, path, body string, status int, out any) {
 	}
 }
 
-func clip(s string) string {
+func coreClip(s string) string {
 	if len(s) > 200 {
 		return s[:200] + "..."
 	}
 	return s
 }
 
-func mustJSON(v any) string {
+func coreJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
@@ -101,15 +101,15 @@ func mustJSON(v any) string {
 }
 
 // push posts items and returns the results (201 required).
-func (r *replica) push(items ...api.PushItem) []api.PushResult {
+func (r *coreReplica) push(items ...api.PushItem) []api.PushResult {
 	r.t.Helper()
 	var res []api.PushResult
-	r.call("POST", "/api/v1/push", mustJSON(api.PushRequest{Items: items}), http.StatusCreated, &res)
+	r.call("POST", "/api/v1/push", coreJSON(api.PushRequest{Items: items}), http.StatusCreated, &res)
 	return res
 }
 
 // pop GETs path (with its query) and returns the messages; 204 is none.
-func (r *replica) pop(path string) *api.PopResponse {
+func (r *coreReplica) pop(path string) *api.PopResponse {
 	r.t.Helper()
 	res := r.do("GET", path, "")
 	switch res.status {
@@ -132,14 +132,14 @@ func (r *replica) pop(path string) *api.PopResponse {
 	return nil
 }
 
-func (r *replica) ack(req api.AckRequest) api.AckResult {
+func (r *coreReplica) ack(req api.AckRequest) api.AckResult {
 	r.t.Helper()
 	var res api.AckResult
-	r.call("POST", "/api/v1/ack", mustJSON(req), http.StatusOK, &res)
+	r.call("POST", "/api/v1/ack", coreJSON(req), http.StatusOK, &res)
 	return res
 }
 
-func (r *replica) count(sql string, args ...any) int64 {
+func (r *coreReplica) count(sql string, args ...any) int64 {
 	r.t.Helper()
 	var n int64
 	if err := r.srv.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
@@ -150,7 +150,7 @@ func (r *replica) count(sql string, args ...any) int64 {
 
 // rowCounts counts the rows of every core table, to prove a rejected
 // request wrote nothing.
-func (r *replica) rowCounts() map[string]int64 {
+func (r *coreReplica) rowCounts() map[string]int64 {
 	r.t.Helper()
 	out := map[string]int64{}
 	for _, table := range []string{"queues", "partitions", "segments", "txns", "subscriptions", "cursors", "dead_letters"} {
@@ -159,7 +159,7 @@ func (r *replica) rowCounts() map[string]int64 {
 	return out
 }
 
-func sameCounts(t *testing.T, what string, before, after map[string]int64) {
+func coreSameCounts(t *testing.T, what string, before, after map[string]int64) {
 	t.Helper()
 	for k, v := range before {
 		if after[k] != v {
@@ -168,11 +168,11 @@ func sameCounts(t *testing.T, what string, before, after map[string]int64) {
 	}
 }
 
-// requireJSONError checks a 4xx answer carries {"error": "<something>"}.
-func requireJSONError(t *testing.T, what string, res httpResult, status int) {
+// requireCoreError checks a 4xx answer carries {"error": "<something>"}.
+func requireCoreError(t *testing.T, what string, res coreResult, status int) {
 	t.Helper()
 	if res.status != status {
-		t.Errorf("%s: status %d %s, want %d", what, res.status, clip(string(res.body)), status)
+		t.Errorf("%s: status %d %s, want %d", what, res.status, coreClip(string(res.body)), status)
 		return
 	}
 	if ct := res.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {

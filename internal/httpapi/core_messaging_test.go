@@ -17,7 +17,7 @@ import (
 
 func TestCoreHTTPPushAndPop(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	// The wire shape of a push answer, as Queen's clients read it.
 	res := r.do("POST", "/api/v1/push", `{"items":[
 		{"queue":"web","payload":{"a":1},"transactionId":"t1","traceId":"tr1"},
@@ -79,7 +79,7 @@ func TestCoreHTTPPushAndPop(t *testing.T) {
 
 func TestCoreHTTPDuplicatePush(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	first := r.push(api.PushItem{Queue: "d", TransactionID: "same", Payload: json.RawMessage(`1`)})
 	again := r.push(api.PushItem{Queue: "d", TransactionID: "same", Payload: json.RawMessage(`2`)},
 		api.PushItem{Queue: "d", TransactionID: "same", Payload: json.RawMessage(`3`)})
@@ -95,26 +95,26 @@ func TestCoreHTTPDuplicatePush(t *testing.T) {
 
 func TestCoreHTTPPayloadOverLimit(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, func(c *config.Server) { c.MaxPayloadBytes = 4096 })
+	r := startCoreReplica(t, func(c *config.Server) { c.MaxPayloadBytes = 4096 })
 	r.push(api.PushItem{Queue: "lim", Payload: json.RawMessage(`"ok"`)})
 	before := r.rowCounts()
 	body := fmt.Sprintf(`{"items":[{"queue":"lim","payload":"small"},{"queue":"new-q","payload":"%s"}]}`, strings.Repeat("z", 5000))
 	res := r.do("POST", "/api/v1/push", body)
-	requireJSONError(t, "payload over MAX_PAYLOAD_BYTES", res, http.StatusRequestEntityTooLarge)
-	sameCounts(t, "payload over the limit", before, r.rowCounts())
+	requireCoreError(t, "payload over MAX_PAYLOAD_BYTES", res, http.StatusRequestEntityTooLarge)
+	coreSameCounts(t, "payload over the limit", before, r.rowCounts())
 	r.push(api.PushItem{Queue: "lim", Payload: json.RawMessage(`"still fine"`)})
 }
 
 func TestCoreHTTPPopWait(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	type answer struct {
-		res httpResult
+		res coreResult
 		at  time.Time
 	}
 	done := make(chan answer, 1)
 	go func() {
-		res := doURL(t, "GET", r.url+"/api/v1/pop/queue/waiting?wait=true&timeout=10000&consumerGroup=g", "")
+		res := coreDo(t, "GET", r.url+"/api/v1/pop/queue/waiting?wait=true&timeout=10000&consumerGroup=g", "")
 		done <- answer{res, time.Now()}
 	}()
 	time.Sleep(300 * time.Millisecond) // the poll is waiting by now
@@ -142,18 +142,18 @@ func TestCoreHTTPPopWait(t *testing.T) {
 
 func TestCoreHTTPAckPaths(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	r.call("POST", "/api/v1/configure", `{"queue":"acks","options":{"retryLimit":1,"leaseTime":10}}`, http.StatusOK, nil)
 	r.push(api.PushItem{Queue: "acks", Payload: json.RawMessage(`1`)}, api.PushItem{Queue: "acks", Payload: json.RawMessage(`2`)})
 	m := r.pop("/api/v1/pop/queue/acks?consumerGroup=g").Messages[0]
 
 	// Problems with one ack are success:false with a reason, never a 500.
 	for name, body := range map[string]string{
-		"wrong lease":         mustJSON(api.AckRequest{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: uuid.NewString(), ConsumerGroup: "g"}),
-		"unknown partition":   mustJSON(api.AckRequest{TransactionID: m.TransactionID, PartitionID: uuid.NewString(), ConsumerGroup: "g"}),
-		"malformed partition": mustJSON(api.AckRequest{TransactionID: m.TransactionID, PartitionID: "12345", ConsumerGroup: "g"}),
-		"unknown transaction": mustJSON(api.AckRequest{TransactionID: "who", PartitionID: m.PartitionID, ConsumerGroup: "g"}),
-		"unknown status":      mustJSON(api.AckRequest{TransactionID: m.TransactionID, PartitionID: m.PartitionID, ConsumerGroup: "g", Status: "meh"}),
+		"wrong lease":         coreJSON(api.AckRequest{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: uuid.NewString(), ConsumerGroup: "g"}),
+		"unknown partition":   coreJSON(api.AckRequest{TransactionID: m.TransactionID, PartitionID: uuid.NewString(), ConsumerGroup: "g"}),
+		"malformed partition": coreJSON(api.AckRequest{TransactionID: m.TransactionID, PartitionID: "12345", ConsumerGroup: "g"}),
+		"unknown transaction": coreJSON(api.AckRequest{TransactionID: "who", PartitionID: m.PartitionID, ConsumerGroup: "g"}),
+		"unknown status":      coreJSON(api.AckRequest{TransactionID: m.TransactionID, PartitionID: m.PartitionID, ConsumerGroup: "g", Status: "meh"}),
 	} {
 		res := r.do("POST", "/api/v1/ack", body)
 		if res.status >= 500 {
@@ -161,7 +161,7 @@ func TestCoreHTTPAckPaths(t *testing.T) {
 			continue
 		}
 		if res.status == http.StatusBadRequest {
-			requireJSONError(t, name, res, http.StatusBadRequest)
+			requireCoreError(t, name, res, http.StatusBadRequest)
 			continue
 		}
 		var ar api.AckResult
@@ -191,7 +191,7 @@ func TestCoreHTTPAckPaths(t *testing.T) {
 	}
 	// Batch: results in order, mixed.
 	var batch []api.AckResult
-	r.call("POST", "/api/v1/ack/batch", mustJSON(api.AckBatchRequest{ConsumerGroup: "g", Acknowledgments: []api.AckRequest{
+	r.call("POST", "/api/v1/ack/batch", coreJSON(api.AckBatchRequest{ConsumerGroup: "g", Acknowledgments: []api.AckRequest{
 		{TransactionID: "ghost", PartitionID: m3.PartitionID, Status: "completed"},
 		{TransactionID: m3.TransactionID, PartitionID: m3.PartitionID, LeaseID: m3.LeaseID, Status: "completed"},
 		{TransactionID: "x", PartitionID: "not-a-uuid", Status: "completed"},
@@ -201,8 +201,8 @@ func TestCoreHTTPAckPaths(t *testing.T) {
 	}
 	// Lease extension: unknown lease 404, malformed 400.
 	m4 := r.pop("/api/v1/pop/queue/acks?consumerGroup=other")
-	requireJSONError(t, "extend unknown lease", r.do("POST", "/api/v1/lease/"+uuid.NewString()+"/extend", `{"seconds":30}`), http.StatusNotFound)
-	requireJSONError(t, "extend malformed lease", r.do("POST", "/api/v1/lease/abc/extend", `{"seconds":30}`), http.StatusBadRequest)
+	requireCoreError(t, "extend unknown lease", r.do("POST", "/api/v1/lease/"+uuid.NewString()+"/extend", `{"seconds":30}`), http.StatusNotFound)
+	requireCoreError(t, "extend malformed lease", r.do("POST", "/api/v1/lease/abc/extend", `{"seconds":30}`), http.StatusBadRequest)
 	r.clock.Advance(5 * time.Second)
 	var ext api.ExtendLeaseResponse
 	r.call("POST", "/api/v1/lease/"+m4.LeaseID+"/extend", `{"seconds":60}`, http.StatusOK, &ext)
@@ -222,13 +222,13 @@ func TestCoreHTTPAckPaths(t *testing.T) {
 
 func TestCoreHTTPTransaction(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	r.push(api.PushItem{Queue: "src", Payload: json.RawMessage(`"in"`)})
 	m := r.pop("/api/v1/pop/queue/src").Messages[0]
 
 	// A bad ack: success:false, and the push beside it did not happen.
 	var tr api.TransactionResponse
-	r.call("POST", "/api/v1/transaction", mustJSON(api.TransactionRequest{Operations: []api.Operation{
+	r.call("POST", "/api/v1/transaction", coreJSON(api.TransactionRequest{Operations: []api.Operation{
 		{Type: "push", Items: []api.PushItem{{Queue: "src", Partition: "side", Payload: json.RawMessage(`"nope"`)}}},
 		{Type: "ack", TransactionID: "unknown", PartitionID: m.PartitionID, Status: "completed"},
 	}}), http.StatusOK, &tr)
@@ -239,7 +239,7 @@ func TestCoreHTTPTransaction(t *testing.T) {
 		t.Errorf("the push of a rolled-back transaction wrote %d segments", n)
 	}
 	// A good one commits both.
-	r.call("POST", "/api/v1/transaction", mustJSON(api.TransactionRequest{Operations: []api.Operation{
+	r.call("POST", "/api/v1/transaction", coreJSON(api.TransactionRequest{Operations: []api.Operation{
 		{Type: "ack", TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: m.LeaseID, Status: "completed"},
 		{Type: "push", Items: []api.PushItem{{Queue: "dst", Payload: json.RawMessage(`"out"`)}}},
 	}}), http.StatusOK, &tr)
@@ -259,6 +259,6 @@ func TestCoreHTTPTransaction(t *testing.T) {
 		"unknown operation": `{"operations":[{"type":"teleport"}]}`,
 		"ack without ids":   `{"operations":[{"type":"ack"}]}`,
 	} {
-		requireJSONError(t, name, r.do("POST", "/api/v1/transaction", body), http.StatusBadRequest)
+		requireCoreError(t, name, r.do("POST", "/api/v1/transaction", body), http.StatusBadRequest)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 func TestCoreHTTPConfigureAndResources(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	var cr api.ConfigureResponse
 	r.call("POST", "/api/v1/configure", `{"queue":"cfg","namespace":"ns","task":"tk","options":{
 		"leaseTime":45,"retryLimit":7,"delayedProcessing":3,"windowBuffer":2,"priority":5,
@@ -54,7 +54,7 @@ func TestCoreHTTPConfigureAndResources(t *testing.T) {
 		"no queue":         `{"options":{"leaseTime":5}}`,
 		"queue not string": `{"queue":7}`,
 	} {
-		requireJSONError(t, name, r.do("POST", "/api/v1/configure", body), http.StatusBadRequest)
+		requireCoreError(t, name, r.do("POST", "/api/v1/configure", body), http.StatusBadRequest)
 	}
 	r.call("GET", "/api/v1/resources/queues/cfg", "", http.StatusOK, &info)
 	if info.Options != want {
@@ -76,12 +76,12 @@ func TestCoreHTTPConfigureAndResources(t *testing.T) {
 	if list.Total != 1 || list.Queues[0].Name != "cfg" {
 		t.Errorf("queue list of namespace ns = %+v", list)
 	}
-	requireJSONError(t, "GET unknown queue", r.do("GET", "/api/v1/resources/queues/nope", ""), http.StatusNotFound)
+	requireCoreError(t, "GET unknown queue", r.do("GET", "/api/v1/resources/queues/nope", ""), http.StatusNotFound)
 }
 
 func TestCoreHTTPDeleteQueue(t *testing.T) {
 	t.Parallel()
-	r := startReplica(t, nil)
+	r := startCoreReplica(t, nil)
 	for _, p := range []string{"a", "b"} {
 		r.push(api.PushItem{Queue: "doomed", Partition: p, Payload: json.RawMessage(`1`)},
 			api.PushItem{Queue: "doomed", Partition: p, Payload: json.RawMessage(`2`)})
@@ -109,12 +109,12 @@ func TestCoreHTTPDeleteQueue(t *testing.T) {
 			t.Errorf("after the delete lethe.%s has %d rows, want %d (only queue kept's)", table, n, want)
 		}
 	}
-	requireJSONError(t, "GET deleted queue", r.do("GET", "/api/v1/resources/queues/doomed", ""), http.StatusNotFound)
-	requireJSONError(t, "DELETE deleted queue", r.do("DELETE", "/api/v1/resources/queues/doomed", ""), http.StatusNotFound)
+	requireCoreError(t, "GET deleted queue", r.do("GET", "/api/v1/resources/queues/doomed", ""), http.StatusNotFound)
+	requireCoreError(t, "DELETE deleted queue", r.do("DELETE", "/api/v1/resources/queues/doomed", ""), http.StatusNotFound)
 	if got := r.pop("/api/v1/pop/queue/doomed?consumerGroup=g"); len(got.Messages) != 0 {
 		t.Errorf("pop of the deleted queue got %d messages", len(got.Messages))
 	}
-	// The replica forgot its cached ids: a push recreates the queue.
+	// The coreReplica forgot its cached ids: a push recreates the queue.
 	r.push(api.PushItem{Queue: "doomed", Partition: "a", Payload: json.RawMessage(`"reborn"`)})
 	got := r.pop("/api/v1/pop/queue/doomed?consumerGroup=g&batch=10")
 	if len(got.Messages) != 1 || string(got.Messages[0].Data) != `"reborn"` || got.Messages[0].Offset != 0 {

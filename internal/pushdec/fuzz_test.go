@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -92,6 +93,12 @@ func FuzzDecodeMatchesStdlib(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Add(pushBody(3, 64))
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 40 {
+		g := generator{rng: rng}
+		g.request()
+		f.Add([]byte(g.b.String()))
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		requireSameAsStdlib(t, body)
 	})

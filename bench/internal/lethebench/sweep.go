@@ -57,7 +57,7 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 	// The load runs through both phases; which recorder gets a sample
 	// depends on the phase its request started in.
 	var baseline, during meter.Recorder
-	var phase atomic.Int32 // 0 warmup, 1 baseline, 2 sweep, 3 after
+	var phase atomic.Int32 // 0 warmup, 1 baseline, 4 waiting for the loop, 2 sweeping, 3 after
 	var seq atomic.Int64
 	var loadErrs atomic.Int64
 	loadCtx, stopLoad := context.WithCancel(ctx)
@@ -101,7 +101,7 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 	if err != nil {
 		return err
 	}
-	phase.Store(2)
+	phase.Store(4)
 	began := time.Now()
 	if err := c.configure(ctx, bl.Queue, map[string]any{"retentionEnabled": true, "retentionSeconds": 3600}); err != nil {
 		return fmt.Errorf("sweep: enable retention on %s: %w", bl.Queue, err)
@@ -129,6 +129,7 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 			lastUntouched = now
 		} else if firstDelete.IsZero() {
 			firstDelete = now
+			phase.Store(2)
 		}
 		if n == 0 {
 			finished = now

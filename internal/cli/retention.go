@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"lethe/internal/retention"
+)
+
+func init() { extraCommands = append(extraCommands, newRetentionCmd) }
+
+func newRetentionCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "retention",
+		Short: "Inspect the retention loop: plan, audit history",
+		Long: `Inspect what lethe's retention loop keeps and deletes (docs/retention.md).
+
+  lethe retention status [queue]    rules, cutoffs, footprint and a dry run of the next cycle
+  lethe retention history [queue]   what was deleted, and what each consumer group lost unread`,
+	}
+	cmd.AddCommand(newRetentionStatusCmd(), newRetentionHistoryCmd())
+	return cmd
+}
+
+type retentionStatusOptions struct {
+	clientFlags
+	queue string
+}
+
+func newRetentionStatusCmd() *cobra.Command {
+	o := &retentionStatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status [queue]",
+		Short: "Show each queue's rules, cutoffs, oldest data, bytes and what the next cycle would delete",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.queue = args[0]
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), cmd.OutOrStdout())
+		},
+	}
+	addClientFlags(cmd, &o.clientFlags)
+	return cmd
+}
+
+func (o *retentionStatusOptions) Validate() error {
+	if strings.TrimSpace(o.queue) != o.queue {
+		return fmt.Errorf("queue %q has leading or trailing spaces; quote the exact name", o.queue)
+	}
+	return nil
+}
+
+func (o *retentionStatusOptions) Run(ctx context.Context, w io.Writer) error {
+	c, err := o.newClient()
+	if err != nil {
+		return err
+	}
+	path := "/api/v1/retention/status"
+	if o.queue != "" {
+		path += "?queue=" + url.QueryEscape(o.queue)
+	}
+	var st retention.Status
+	if err := c.Do(ctx, http.MethodGet, path, nil, &st); err != nil {
+		return o.explain(err)
+	}
+	if o.json {
+		return printJSON(w, st)
+	}
+	if len(st.Queues) == 0 {
+		fmt.Fprintln(w, "no queues")
+		return nil
+	}
+	for i, q := range st.Queues {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		printQueueRetention(w, q)
+	}
+	return nil
+}
+
+func printQueueRetention(w io.Writer, q retention.QueueStatus) {
+	fmt.Fprintf(w, "queue %s\n", q.Queue)
+	fmt.Fprintf(w, "  rules       %s\n", retentionRules(q.Rules))
+	fmt.Fprintf(w, "  cutoffs     retention %s, completed %s, max wait %s, hashes %s\n",
+		retentionTime(q.Cutoffs.Retention), retentionTime(q.Cutoffs.CompletedRetention), retentionTime(q.Cutoffs.MaxWait),
+		q.Cutoffs.Hashes.Format(time.RFC3339))
+	fmt.Fprintf(w, "  footprint   %d partitions (%d empty), %d segments, %d messages, %s, %d hashes\n",
+		q.Partitions, q.EmptyPartitions, q.Segments, q.Messages, retentionBytes(q.Bytes), q.Hashes)
+	if q.OldestMessageAt != nil {
+		fmt.Fprintf(w, "  oldest      %s (%s old, %s past its window)\n", q.OldestMessageAt.Format(time.RFC3339),
+			retentionAge(q.OldestAgeSeconds), retentionAge(q.WindowLagSeconds))
+	} else {
+		fmt.Fprintln(w, "  oldest      no messages stored")
+	}
+	p := q.NextCycle
+	more := ""
+	if p.Truncated {
+		more = " (at least: the dry run stopped at its segment limit)"
+	}
+	fmt.Fprintf(w, "  next cycle  retention %s, completed retention %s, max wait %s; %d hashes, %d idle empty partitions%s\n",
+		retentionAmount(p.Retention), retentionAmount(p.CompletedRetention), retentionAmount(p.MaxWait), p.Hashes, p.Partitions, more)
+}
+
+func retentionRules(r retention.Rules) string {
+	var parts []string
+	if r.RetentionEnabled && r.RetentionSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("retention %ds", r.RetentionSeconds))
+	}
+	if r.RetentionEnabled && r.CompletedRetentionSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("completed retention %ds", r.CompletedRetentionSeconds))
+	}
+	if r.MaxWaitTimeSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("max wait %ds (evicts unread messages)", r.MaxWaitTimeSeconds))
+	}
+	if len(parts) == 0 {
+		if r.RetentionEnabled {
+			return "retentionEnabled but no window: keeps everything"
+		}
+		return "none: keeps everything"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func retentionTime(t *time.Time) string {
+	if t == nil {
+		return "off"
+	}
+	return t.Format(time.RFC3339)
+}
+
+func retentionAmount(a retention.Amount) string {
+	if a.Segments == 0 {
+		return "nothing"
+	}
+	return fmt.Sprintf("%d messages in %d segments (%s)", a.Frames, a.Segments, retentionBytes(a.Bytes))
+}
+
+func retentionAge(s float64) string {
+	return (time.Duration(s) * time.Second).Round(time.Second).String()
+}
+
+func retentionBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+type retentionHistoryOptions struct {
+	clientFlags
+	queue    string
+	rule     string
+	lostOnly bool
+	limit    int
+	since    time.Duration
+}
+
+func newRetentionHistoryCmd() *cobra.Command {
+	o := &retentionHistoryOptions{}
+	cmd := &cobra.Command{
+		Use:   "history [queue]",
+		Short: "List what retention deleted, newest first, with what each consumer group lost unread",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.queue = args[0]
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context(), cmd.OutOrStdout())
+		},
+	}
+	addClientFlags(cmd, &o.clientFlags)
+	cmd.Flags().StringVar(&o.rule, "rule", "", "only this rule: retention, completed_retention, max_wait or partition_cleanup")
+	cmd.Flags().BoolVar(&o.lostOnly, "lost-only", false, "only deletions some consumer group had not consumed")
+	cmd.Flags().IntVar(&o.limit, "limit", 50, "most rows to show (1 to 1000)")
+	cmd.Flags().DurationVar(&o.since, "since", 7*24*time.Hour, "how far back to look")
+	return cmd
+}
+
+func (o *retentionHistoryOptions) Validate() error {
+	switch o.rule {
+	case "", retention.RuleRetention, retention.RuleCompletedRetention, retention.RuleMaxWait, retention.RulePartitionCleanup:
+	default:
+		return fmt.Errorf("--rule must be retention, completed_retention, max_wait or partition_cleanup, got %q", o.rule)
+	}
+	if o.limit < 1 || o.limit > 1000 {
+		return fmt.Errorf("--limit must be between 1 and 1000, got %d", o.limit)
+	}
+	if o.since <= 0 {
+		return fmt.Errorf("--since must be a positive duration such as 24h, got %s", o.since)
+	}
+	return nil
+}
+
+func (o *retentionHistoryOptions) Run(ctx context.Context, w io.Writer) error {
+	c, err := o.newClient()
+	if err != nil {
+		return err
+	}
+	q := url.Values{}
+	q.Set("from", time.Now().Add(-o.since).UTC().Format(time.RFC3339))
+	q.Set("to", time.Now().Add(time.Minute).UTC().Format(time.RFC3339))
+	q.Set("limit", strconv.Itoa(o.limit))
+	if o.queue != "" {
+		q.Set("queue", o.queue)
+	}
+	if o.rule != "" {
+		q.Set("rule", o.rule)
+	}
+	if o.lostOnly {
+		q.Set("lostOnly", "true")
+	}
+	var out struct {
+		Entries []retention.HistoryEntry `json:"entries"`
+	}
+	if err := c.Do(ctx, http.MethodGet, "/api/v1/retention/history?"+q.Encode(), nil, &out); err != nil {
+		return o.explain(err)
+	}
+	if o.json {
+		return printJSON(w, out)
+	}
+	if len(out.Entries) == 0 {
+		fmt.Fprintln(w, "nothing deleted in that time")
+		return nil
+	}
+	for _, e := range out.Entries {
+		rng := ""
+		if e.FromOffset != nil && e.ToOffset != nil {
+			rng = fmt.Sprintf(" offsets %d..%d", *e.FromOffset, *e.ToOffset)
+		}
+		fmt.Fprintf(w, "%s  %s/%s  %s  %d messages in %d segments (%s)%s\n", e.ExecutedAt.Format(time.RFC3339),
+			e.Queue, e.Partition, e.Rule, e.Messages, e.Segments, retentionBytes(e.Bytes), rng)
+		for _, l := range e.Lost {
+			fmt.Fprintf(w, "    group %s lost %d unread (offsets %d..%d, %d of them leased)\n",
+				l.Group, l.Messages, l.FromOffset, l.ToOffset, l.Leased)
+		}
+	}
+	return nil
+}
