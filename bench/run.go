@@ -152,7 +152,10 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 
 	results := r.col.Results()
 	for _, res := range results {
-		if res.Skipped == "" && res.Count == 0 && res.Value == 0 {
+		switch {
+		case res.Skipped != "":
+			r.failures = append(r.failures, fmt.Sprintf("%s: did not run: %s", res.Key, res.Skipped))
+		case res.Count == 0 && res.Value == 0:
 			r.failures = append(r.failures, fmt.Sprintf("%s: measured nothing (%d errors: %s)", res.Key, res.Errors, res.FirstError))
 		}
 	}

@@ -219,8 +219,8 @@ func (o *retentionHistoryOptions) Run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	q := url.Values{}
-	q.Set("from", time.Now().Add(-o.since).UTC().Format(time.RFC3339))
-	q.Set("to", time.Now().Add(time.Minute).UTC().Format(time.RFC3339))
+	// The server's clock decides what "since" ends at.
+	q.Set("since", o.since.String())
 	q.Set("limit", strconv.Itoa(o.limit))
 	if o.queue != "" {
 		q.Set("queue", o.queue)

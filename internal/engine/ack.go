@@ -91,7 +91,7 @@ func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group s
 		 WHERE c.partition_id = $1 AND c.group_name = $2
 		   FOR UPDATE OF c`, pid, group).
 		Scan(&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
-			&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter,
+			&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter, &c.ackedAhead,
 			&queueName, &partName, &q.RetryLimit, &retryDelayMs)
 	q.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -173,7 +173,7 @@ func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group s
 		return nil
 	}
 	if c.outcomeCount() >= c.leaseSize() {
-		dead, err := e.settle(ctx, tx, c, &q, now)
+		dead, err := e.settle(ctx, tx, c, &q, now, now)
 		if err != nil {
 			return err
 		}

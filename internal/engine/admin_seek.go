@@ -75,7 +75,7 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error)
 			ON CONFLICT (partition_id, group_name) DO UPDATE SET
 			       committed = EXCLUDED.committed, lease_id = NULL, lease_from = NULL, lease_to = NULL,
 			       lease_until = NULL, lease_txns = NULL, lease_done = NULL, lease_fail = NULL,
-			       lease_error = NULL, retry_offset = NULL, retry_count = 0, retry_after = NULL,
+			       lease_error = NULL, retry_offset = NULL, retry_count = 0, retry_after = NULL, acked_ahead = NULL,
 			       updated_at = EXCLUDED.updated_at`,
 			req.Group, now, pids, committed)
 		if err != nil {

@@ -97,11 +97,10 @@ func TestCoreTransactionRejectsMalformed(t *testing.T) {
 	}
 }
 
-// BUG: a transaction rejected as malformed (400) has already created the
+// A transaction rejected as malformed (400) must not have created the
 // queues and partitions of the push operations before the bad one.
 func TestCoreTransactionRejectedCreatesNothing(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: Transaction calls ensurePartition while validating, so a 400 leaves queue and partition rows behind")
 	e := newCoreEnv(t, engine.Config{})
 	_, err := e.eng.Transaction(e.ctx, api.TransactionRequest{Operations: []api.Operation{
 		{Type: "push", Items: []api.PushItem{{Queue: "created-by-a-400"}}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +27,7 @@ type cursor struct {
 	retryOffset *int64
 	retryCount  int
 	retryAfter  *time.Time
+	ackedAhead  []int64
 }
 
 // cursorColumnsTmpl lists a cursor's columns; %[1]s is a table alias
@@ -33,14 +35,15 @@ type cursor struct {
 const cursorColumnsTmpl = `%[1]spartition_id, %[1]sgroup_name, %[1]scommitted, %[1]slease_id,
 	coalesce(%[1]slease_from, 0), coalesce(%[1]slease_to, -1), coalesce(%[1]slease_until, 'epoch'),
 	coalesce(%[1]slease_txns, '{}'), coalesce(%[1]slease_done, '{}'), coalesce(%[1]slease_fail, '{}'),
-	coalesce(%[1]slease_error, ''), %[1]sretry_offset, %[1]sretry_count, %[1]sretry_after`
+	coalesce(%[1]slease_error, ''), %[1]sretry_offset, %[1]sretry_count, %[1]sretry_after,
+	coalesce(%[1]sacked_ahead, '{}')`
 
 func cursorColumns(alias string) string { return fmt.Sprintf(cursorColumnsTmpl, alias) }
 
 func scanCursor(row pgx.Row) (*cursor, error) {
 	c := &cursor{}
 	err := row.Scan(&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
-		&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter)
+		&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter, &c.ackedAhead)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -84,11 +87,11 @@ func (c *cursor) save(ctx context.Context, tx pgx.Tx, now time.Time, popped bool
 	_, err := tx.Exec(ctx, `
 		UPDATE lethe.cursors SET committed = $3, lease_id = $4, lease_from = $5, lease_to = $6,
 		       lease_until = $7, lease_txns = $8, lease_done = $9, lease_fail = $10, lease_error = $11,
-		       retry_offset = $12, retry_count = $13, updated_at = $14, retry_after = $16,
+		       retry_offset = $12, retry_count = $13, updated_at = $14, retry_after = $16, acked_ahead = $17,
 		       last_pop_at = CASE WHEN $15 THEN $14 ELSE last_pop_at END
 		 WHERE partition_id = $1 AND group_name = $2`,
 		c.pid, c.group, c.committed, c.leaseID, from, to, until, txns, done, fail, nullIfEmpty(c.leaseError),
-		c.retryOffset, c.retryCount, now, popped, c.retryAfter)
+		c.retryOffset, c.retryCount, now, popped, c.retryAfter, nilIfEmpty(c.ackedAhead))
 	if err != nil {
 		return fmt.Errorf("save cursor %s/%s: %w", c.pid, c.group, err)
 	}
@@ -132,7 +135,7 @@ func lockCursorForPop(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group strin
 		 WHERE c.partition_id = $1 AND c.group_name = $2
 		   FOR UPDATE OF c SKIP LOCKED`, pid, group).
 		Scan(&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
-			&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter,
+			&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter, &c.ackedAhead,
 			&ps.next, &ps.low, &ps.lastPush)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ps, nil
@@ -143,10 +146,31 @@ func lockCursorForPop(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group strin
 	return c, ps, nil
 }
 
-// saveIf saves the cursor only when something changed.
+// saveIf saves the cursor, counting it as popped, only when something
+// changed or the caller wants the pop recorded.
 func (c *cursor) saveIf(ctx context.Context, tx pgx.Tx, now time.Time, dirty bool) error {
 	if !dirty {
 		return nil
 	}
-	return c.save(ctx, tx, now, false)
+	return c.save(ctx, tx, now, true)
 }
+
+func nilIfEmpty(s []int64) []int64 {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// advance moves committed to at least to, then past any offsets already
+// completed ahead of it, and forgets those.
+func (c *cursor) advance(to int64) {
+	c.committed = max(c.committed, to)
+	for slices.Contains(c.ackedAhead, c.committed+1) {
+		c.committed++
+	}
+	c.ackedAhead = slices.DeleteFunc(c.ackedAhead, func(o int64) bool { return o <= c.committed })
+}
+
+// isAckedAhead tells whether offset was completed ahead of the cursor.
+func (c *cursor) isAckedAhead(offset int64) bool { return slices.Contains(c.ackedAhead, offset) }

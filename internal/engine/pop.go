@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -237,8 +238,14 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 		   AND (c.retry_after IS NULL OR c.retry_after <= $3)
 		   AND ($4::timestamptz IS NULL OR c.partition_id IS NOT NULL OR p.last_push_at >= $4)
 		   AND ($5 = 0 OR p.last_push_at <= $3 - make_interval(secs => $5))
+		   -- With delayedProcessing, the segment holding the next offset must
+		   -- have begun before the visibility cutoff.
+		   AND ($7 = 0 OR coalesce((SELECT s.first_at FROM lethe.segments s
+		                    WHERE s.partition_id = p.id
+		                      AND s.base_offset <= greatest(coalesce(c.committed + 1, 0), p.low_watermark)
+		                    ORDER BY s.base_offset DESC LIMIT 1), '-infinity') <= $3 - make_interval(secs => $7))
 		 ORDER BY c.last_pop_at NULLS FIRST
-		 LIMIT $6`, q.ID, group, now, fromAt, q.WindowBuffer, limit)
+		 LIMIT $6`, q.ID, group, now, fromAt, q.WindowBuffer, limit, q.DelayedProcessing)
 	if err != nil {
 		return nil, fmt.Errorf("find partitions of %s with work: %w", q.Name, err)
 	}
@@ -291,17 +298,28 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopReq
 		var frames []storedFrame
 		if start < next && !windowOpen {
 			visible := now.Add(-time.Duration(q.DelayedProcessing) * time.Second)
-			frames, err = readFrames(ctx, tx, cand.pid, start, req.Batch, visible)
+			frames, err = readFrames(ctx, tx, cand.pid, start, req.Batch+len(c.ackedAhead), visible)
 			if err != nil {
 				return err
 			}
+			// Skip what the group completed ahead of a failed message; the
+			// lease range below counts those offsets as done.
+			if len(c.ackedAhead) > 0 {
+				frames = slices.DeleteFunc(frames, func(f storedFrame) bool { return c.isAckedAhead(f.offset) })
+			}
+			if len(frames) > req.Batch {
+				frames = frames[:req.Batch]
+			}
 		}
 		if len(frames) == 0 {
-			return c.saveIf(ctx, tx, now, dirty)
+			// Marking the empty claim as a pop rotates the candidates, so
+			// partitions whose messages are not visible yet cannot crowd
+			// out one that is ready.
+			return c.saveIf(ctx, tx, now, dirty || q.DelayedProcessing > 0)
 		}
 		last := frames[len(frames)-1].offset
 		if req.AutoAck {
-			c.committed = last
+			c.advance(last)
 		} else {
 			id := uuid.New()
 			c.leaseID = &id

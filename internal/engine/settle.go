@@ -10,34 +10,41 @@ import (
 )
 
 // settle ends c's lease once every leased offset has an outcome. Offsets up
-// to the first failure are done; the failed one is retried (and the ones
-// after it redelivered: redelivery over loss) until it has failed more than
+// to the first failure are done; the failed one is retried after the
+// queue's retryDelay (counted from failedAt) until it has failed more than
 // retryLimit times, when it goes to the dead letters and the group moves
-// past it.
-func (e *Engine) settle(ctx context.Context, tx pgx.Tx, c *cursor, q *Queue, now time.Time) (dead bool, err error) {
-	retryLimit := q.RetryLimit
+// past it. Offsets completed after the failed one are remembered in
+// ackedAhead, so they are not delivered again.
+func (e *Engine) settle(ctx context.Context, tx pgx.Tx, c *cursor, q *Queue, failedAt, now time.Time) (dead bool, err error) {
 	if len(c.leaseFail) == 0 {
-		c.committed = max(c.committed, c.leaseTo)
+		c.advance(c.leaseTo)
 		c.retryOffset, c.retryCount, c.retryAfter = nil, 0, nil
 		c.clearLease()
 		return false, nil
 	}
 	f := slices.Min(c.leaseFail)
-	c.committed = max(c.committed, f-1)
+	for _, o := range c.leaseDone {
+		if o > f && !c.isAckedAhead(o) {
+			c.ackedAhead = append(c.ackedAhead, o)
+		}
+	}
+	slices.Sort(c.ackedAhead)
+	c.advance(f - 1)
 	if c.retryOffset != nil && *c.retryOffset == f {
 		c.retryCount++
 	} else {
 		c.retryOffset, c.retryCount = &f, 1
 	}
+	c.retryAfter = nil
 	if q.RetryDelay > 0 {
-		after := now.Add(q.RetryDelay)
+		after := failedAt.Add(q.RetryDelay)
 		c.retryAfter = &after
 	}
-	if c.retryCount > retryLimit {
+	if c.retryCount > q.RetryLimit {
 		if err := e.deadLetter(ctx, tx, c, f, c.leaseError, c.retryCount, now); err != nil {
 			return false, err
 		}
-		c.committed = max(c.committed, f)
+		c.advance(f)
 		c.retryOffset, c.retryCount, c.retryAfter = nil, 0, nil
 		dead = true
 	}
@@ -46,7 +53,8 @@ func (e *Engine) settle(ctx context.Context, tx pgx.Tx, c *cursor, q *Queue, now
 }
 
 // expireLease settles a lease whose time ran out: whatever was not acked
-// counts as failed, so it is redelivered and counts toward retryLimit.
+// counts as failed at the moment the lease ended, so it is redelivered and
+// counts toward retryLimit.
 func (e *Engine) expireLease(ctx context.Context, tx pgx.Tx, c *cursor, q *Queue, now time.Time) error {
 	for o := c.leaseFrom; o <= c.leaseTo; o++ {
 		if !slices.Contains(c.leaseDone, o) && !slices.Contains(c.leaseFail, o) {
@@ -56,7 +64,7 @@ func (e *Engine) expireLease(ctx context.Context, tx pgx.Tx, c *cursor, q *Queue
 	if c.leaseError == "" {
 		c.leaseError = "lease expired"
 	}
-	_, err := e.settle(ctx, tx, c, q, now)
+	_, err := e.settle(ctx, tx, c, q, c.leaseUntil, now)
 	return err
 }
 

@@ -42,13 +42,6 @@ func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, pr
 			}
 			reqs, idx := groupByPartition(prep)
 			pushes[i] = &pushOp{reqs: reqs, idx: idx, prep: prep}
-			// Partitions are created outside the transaction: an empty
-			// partition row is harmless if the transaction rolls back.
-			for _, r := range reqs {
-				if _, err := e.catalog.ensurePartition(ctx, r.queue, r.partition); err != nil {
-					return nil, err
-				}
-			}
 		case "ack":
 			if _, err := uuid.Parse(op.PartitionID); err != nil {
 				return nil, invalidf("operations[%d].partitionId %q is not a partition id", i, op.PartitionID)
@@ -58,6 +51,18 @@ func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, pr
 			}
 		default:
 			return nil, invalidf("operations[%d].type must be \"ack\" or \"push\", got %q", i, op.Type)
+		}
+	}
+	// Partitions are created once everything validated, outside the
+	// transaction: an empty partition row is harmless if it rolls back.
+	for _, p := range pushes {
+		if p == nil {
+			continue
+		}
+		for _, r := range p.reqs {
+			if _, err := e.catalog.ensurePartition(ctx, r.queue, r.partition); err != nil {
+				return nil, err
+			}
 		}
 	}
 	resp := &api.TransactionResponse{TransactionID: uuid.NewString(), Success: true}

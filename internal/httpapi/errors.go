@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,20 +53,33 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, errorBody(msg))
 }
 
-// decode reads a JSON body into v: one value, within the size limit, with
-// type errors described so a person can fix the request.
+// readBody reads the whole request body within the size limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		return nil, fmt.Errorf("%w: request body is larger than %d bytes", engine.ErrTooLarge, maxErr.Limit)
+	case err != nil:
+		return nil, fmt.Errorf("%w: reading the request body: %s", engine.ErrInvalid, err.Error())
+	case len(bytes.TrimSpace(body)) == 0:
+		return nil, fmt.Errorf("%w: request body is empty; send a JSON object", engine.ErrInvalid)
+	}
+	return body, nil
+}
+
+// decode reads a JSON body into v: exactly one value (trailing bytes are an
+// error), within the size limit, with type errors described so a person can
+// fix the request.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, s.maxBody)
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(v); err != nil {
-		var maxErr *http.MaxBytesError
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
 		var syntaxErr *json.SyntaxError
 		var typeErr *json.UnmarshalTypeError
 		switch {
-		case errors.As(err, &maxErr):
-			return fmt.Errorf("%w: request body is larger than %d bytes", engine.ErrTooLarge, maxErr.Limit)
-		case errors.Is(err, io.EOF):
-			return fmt.Errorf("%w: request body is empty; send a JSON object", engine.ErrInvalid)
 		case errors.As(err, &syntaxErr):
 			return fmt.Errorf("%w: malformed JSON at byte %d: %s", engine.ErrInvalid, syntaxErr.Offset, syntaxErr.Error())
 		case errors.As(err, &typeErr):
@@ -73,9 +87,6 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		default:
 			return fmt.Errorf("%w: malformed JSON: %s", engine.ErrInvalid, err.Error())
 		}
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: request body holds more than one JSON value", engine.ErrInvalid)
 	}
 	return nil
 }

@@ -8,12 +8,20 @@ import (
 
 	"lethe/api"
 	"lethe/internal/engine"
+	"lethe/internal/pushdec"
 )
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {
-	var req api.PushRequest
-	if err := s.decode(w, r, &req); err != nil {
+	body, err := s.readBody(w, r)
+	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	// pushdec validates every payload in one pass (encoding/json scans each
+	// three times); payloads alias body, which lives until we answer.
+	req, err := pushdec.Decode(body)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("%w: %s", engine.ErrInvalid, err.Error()))
 		return
 	}
 	if req.Items == nil {
@@ -53,7 +61,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var err error
-	if req.Batch, err = intParam(q.Get("batch"), "batch", 1); err != nil {
+	if req.Batch, err = positiveParam(q.Get("batch"), "batch", 1); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -71,7 +79,7 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Timeout = time.Duration(ms) * time.Millisecond
-	if req.MaxPartitions, err = intParam(q.Get("partitions"), "partitions", 1); err != nil {
+	if req.MaxPartitions, err = positiveParam(q.Get("partitions"), "partitions", 1); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -100,6 +108,15 @@ func intParam(v, name string, def int) (int, error) {
 		return 0, fmt.Errorf("%w: query parameter %s must be a whole number, got %q", engine.ErrInvalid, name, v)
 	}
 	return n, nil
+}
+
+// positiveParam is intParam for counts, where 0 is a mistake, not "default".
+func positiveParam(v, name string, def int) (int, error) {
+	n, err := intParam(v, name, def)
+	if err == nil && n < 1 {
+		err = fmt.Errorf("%w: query parameter %s must be at least 1, got %d", engine.ErrInvalid, name, n)
+	}
+	return n, err
 }
 
 func boolParam(v, name string, def bool) (bool, error) {

@@ -144,3 +144,10 @@ func requireSameAsStdlib(t *testing.T, body []byte) {
 		}
 	}
 }
+
+func TestSeedsMatchStdlib(t *testing.T) {
+	t.Parallel()
+	for _, s := range fuzzSeeds {
+		requireSameAsStdlib(t, []byte(s))
+	}
+}

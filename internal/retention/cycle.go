@@ -117,6 +117,9 @@ func (s *Service) finish(ctx context.Context, conn *pgx.Conn, res *CycleResult, 
 // closed instead, which ends the session and so releases the lock too: a
 // pooled connection must never go back to the pool holding it.
 func (s *Service) unlock(conn *pgxpool.Conn) {
+	if conn.Conn().IsClosed() {
+		return // the session ended, and its locks with it
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
 	defer cancel()
 	var released bool

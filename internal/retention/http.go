@@ -43,7 +43,16 @@ func (s *Service) handleStatus(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) handleHistory(w http.ResponseWriter, r *http.Request) {
 	qs := r.URL.Query()
-	from, to, err := s.timeRange(qs.Get("from"), qs.Get("to"), 7*24*time.Hour)
+	span := 7 * 24 * time.Hour
+	if v := qs.Get("since"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			s.fail(w, r, badRequestf("since must be a positive duration such as 24h or 90m, got %q", v))
+			return
+		}
+		span = d
+	}
+	from, to, err := s.timeRange(qs.Get("from"), qs.Get("to"), span)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -88,9 +88,9 @@ func TestCompletedRetentionStopsAtTheSlowestCursorInWholeSegments(t *testing.T) 
 	t.Parallel()
 	e := setup(t)
 	e.configure("q", map[string]any{"retentionEnabled": true, "completedRetentionSeconds": 600})
-	e.pushSegment("q", "p", 10) // 0..9
-	e.pushSegment("q", "p", 10) // 10..19
-	e.pushSegment("q", "p", 10) // 20..29
+	e.pushSegment("q", "p", 10)  // 0..9
+	e.pushSegment("q", "p", 10)  // 10..19
+	e.pushSegment("q", "p", 10)  // 20..29
 	e.consume("q", "p", "g", 15) // committed 14: the bound is 15, inside the second segment
 
 	e.clock.Advance(600 * time.Second)

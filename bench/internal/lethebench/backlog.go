@@ -30,6 +30,9 @@ type backlog struct {
 	PerSegment int
 	Size       int
 	At         time.Time // frame and push time
+	// Hashes writes the transaction-id hash sidecar too, as a push would.
+	// An old backlog has none: the loop purges hashes after 15 minutes.
+	Hashes bool
 }
 
 // txnHash is the engine's sidecar key: the first 8 bytes of SHA-256.
@@ -96,13 +99,16 @@ func (b backlog) fillPartition(ctx context.Context, env *Env, pid uuid.UUID, p, 
 	offset := 0
 	for offset < n {
 		var segRows, txnRows [][]any
+		from := offset
 		for s := 0; s < segmentsPerTx && offset < n; s++ {
 			count := min(b.PerSegment, n-offset)
 			var blob []byte
 			for i := range count {
 				txn := prefix + strconv.Itoa(offset+i)
 				blob = frame.Append(blob, frame.Message{CreatedAt: b.At, TxnID: txn, Payload: pool[(offset+i+p*131)%len(pool)]})
-				txnRows = append(txnRows, []any{pid, txnHash(txn), int64(offset + i), b.At})
+				if b.Hashes {
+					txnRows = append(txnRows, []any{pid, txnHash(txn), int64(offset + i), b.At})
+				}
 			}
 			segRows = append(segRows, []any{pid, int64(offset), int64(offset + count - 1), count, b.At, b.At, len(blob), blob})
 			offset += count
@@ -113,9 +119,11 @@ func (b backlog) fillPartition(ctx context.Context, env *Env, pid uuid.UUID, p, 
 				pgx.CopyFromRows(segRows)); err != nil {
 				return fmt.Errorf("copy segments: %w", err)
 			}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"lethe", "txns"},
-				[]string{"partition_id", "txn_hash", "msg_offset", "created_at"}, pgx.CopyFromRows(txnRows)); err != nil {
-				return fmt.Errorf("copy transaction hashes: %w", err)
+			if len(txnRows) > 0 {
+				if _, err := tx.CopyFrom(ctx, pgx.Identifier{"lethe", "txns"},
+					[]string{"partition_id", "txn_hash", "msg_offset", "created_at"}, pgx.CopyFromRows(txnRows)); err != nil {
+					return fmt.Errorf("copy transaction hashes: %w", err)
+				}
 			}
 			_, err := tx.Exec(ctx, `UPDATE lethe.partitions SET next_offset = $2, last_push_at = $3 WHERE id = $1`, pid, int64(offset), b.At)
 			return err
@@ -123,7 +131,7 @@ func (b backlog) fillPartition(ctx context.Context, env *Env, pid uuid.UUID, p, 
 		if err != nil {
 			return fmt.Errorf("backlog %s partition %d: %w", b.Queue, p, err)
 		}
-		written.Add(int64(len(txnRows)))
+		written.Add(int64(offset - from))
 	}
 	return nil
 }

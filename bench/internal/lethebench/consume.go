@@ -19,7 +19,7 @@ const consumeBatch = 100
 func Consume(ctx context.Context, env *Env, size int) error {
 	bl := backlog{
 		Queue: env.name("consume-%d", size), Partitions: env.Plan.ConsumePartitions,
-		Frames: env.Plan.ConsumeBacklog, PerSegment: 100, Size: size, At: time.Now(),
+		Frames: env.Plan.ConsumeBacklog, PerSegment: 100, Size: size, At: time.Now(), Hashes: true,
 	}
 	if _, err := bl.write(ctx, env); err != nil {
 		return err

@@ -267,7 +267,7 @@ func expire(ctx context.Context, env *Env, js jetstream.JetStream, stream jetstr
 	r := result.Result{
 		Key: fmt.Sprintf("nats/retention/%d", size), System: result.NATS, Scenario: "retention",
 		Label:   "MaxAge expiry of the whole stream (MaxAge set to 1 s)",
-		Payload: size, Unit: "frames/s", Count: deleted, Seconds: end.Sub(began).Seconds(),
+		Payload: size, Unit: "msg/s", Count: deleted, Seconds: end.Sub(began).Seconds(),
 		Ceiling: fmt.Sprintf("ceiling/segment-delete/%d", size),
 	}
 	if r.Seconds > 0 {

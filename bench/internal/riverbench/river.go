@@ -284,7 +284,7 @@ func clean(ctx context.Context, env *Env, pool *pgxpool.Pool, log *slog.Logger, 
 	r := result.Result{
 		Key: fmt.Sprintf("river/retention/%d", size), System: result.River, Scenario: "retention",
 		Label:   "job cleaner deleting completed jobs (retention 1 ns, batches of 10,000)",
-		Payload: size, Unit: "frames/s", Count: deleted, Seconds: end.Sub(began).Seconds(),
+		Payload: size, Unit: "jobs/s", Count: deleted, Seconds: end.Sub(began).Seconds(),
 		Ceiling: fmt.Sprintf("ceiling/segment-delete/%d", size),
 	}
 	if r.Seconds > 0 {

@@ -93,6 +93,9 @@ CREATE TABLE lethe.cursors (
     -- After a failure the partition is not redelivered to the group before
     -- this time (the queue's retryDelay).
     retry_after   timestamptz,
+    -- Offsets past committed that the group already completed (acked after
+    -- an earlier message of the same lease failed): skipped on redelivery.
+    acked_ahead   bigint[],
     last_pop_at   timestamptz,
     updated_at    timestamptz NOT NULL,
     PRIMARY KEY (partition_id, group_name)

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"lethe/bench/internal/lethebench"
+)
+
+// quickOptions is -quick with windows short enough that the lethe
+// scenarios of both payload sizes finish in about half a minute.
+func quickOptions(t *testing.T, sizes []int, systems ...string) Options {
+	t.Helper()
+	o := Options{Quick: true, OutDir: t.TempDir(), Systems: systems, Sizes: sizes, LetheMode: "process",
+		Args: []string{"-quick"}}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	o.Plan.Warmup, o.Plan.Duration = 100*time.Millisecond, 500*time.Millisecond
+	o.Plan.DrainLimit, o.Plan.LatencyDuration, o.Plan.SweepBaseline = time.Second, 500*time.Millisecond, 500*time.Millisecond
+	return o
+}
+
+// run runs the bench and fails the test on any scenario that did not
+// produce a figure.
+func run(t *testing.T, o Options) map[string]bool {
+	t.Helper()
+	out, err := Run(t.Context(), o, t.Output())
+	if err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	for _, f := range out.Failures {
+		t.Errorf("scenario failed: %s", f)
+	}
+	got := map[string]bool{}
+	for _, r := range out.Results {
+		got[r.Key] = true
+	}
+	for _, name := range []string{"results.md", "results.json"} {
+		if fi, err := os.Stat(filepath.Join(o.OutDir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s was not written: %v", name, err)
+		}
+	}
+	return got
+}
+
+func requireKeys(t *testing.T, got map[string]bool, keys []string) {
+	t.Helper()
+	for _, k := range keys {
+		if !got[k] {
+			t.Errorf("no result %s", k)
+		}
+	}
+}
+
+// TestQuickSmoke runs every lethe scenario and its ceilings in quick mode
+// against a private PostgreSQL and a lethe subprocess. It asserts that each
+// produced a figure, not how fast anything was.
+func TestQuickSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every lethe scenario for about half a minute; skipped with -short")
+	}
+	o := quickOptions(t, []int{100, 1024}, "ceiling", "lethe")
+	got := run(t, o)
+	var want []string
+	for _, size := range o.Sizes {
+		for _, c := range []string{"segment-ingest", "segment-read", "insert", "insert-latency", "segment-delete"} {
+			want = append(want, fmt.Sprintf("ceiling/%s/%d", c, size))
+		}
+		for _, s := range lethebench.PushShapes(o.Plan.PushPartitions) {
+			want = append(want, fmt.Sprintf("lethe/push/b%d/p%d/%d", s.Batch, s.Partitions, size))
+		}
+		for _, k := range []string{"pop-ack", "fanout/g5", "fanout/g10", "e2e", "push-latency", "sweep", "memory"} {
+			want = append(want, fmt.Sprintf("lethe/%s/%d", k, size))
+		}
+	}
+	requireKeys(t, got, want)
+	if _, err := os.Stat(filepath.Join(o.OutDir, "throughput-1KiB.png")); err != nil {
+		t.Errorf("chart not written: %v", err)
+	}
+}
+
+// TestQuickPeers runs River and NATS JetStream in quick mode, skipping a
+// peer that is not installed.
+func TestQuickPeers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the peers; skipped with -short")
+	}
+	t.Run("river", func(t *testing.T) {
+		got := run(t, quickOptions(t, []int{100}, "river"))
+		requireKeys(t, got, []string{"river/push/b1/100", "river/push/b10/100", "river/push/b100/100", "river/consume/100", "river/retention/100"})
+	})
+	t.Run("nats", func(t *testing.T) {
+		if _, err := exec.LookPath("nats-server"); err != nil {
+			t.Skip("nats-server is not installed: apt-get install nats-server (bash bench/run.sh installs it)")
+		}
+		got := run(t, quickOptions(t, []int{100}, "nats"))
+		requireKeys(t, got, []string{"nats/push/b1/100", "nats/push/b100/100", "nats/pop-ack/100", "nats/fanout/g5/100", "nats/fanout/g10/100", "nats/retention/100"})
+	})
+}

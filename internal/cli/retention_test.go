@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"lethe/internal/clock"
+	"lethe/internal/retention"
+	"lethe/internal/testserver"
+)
+
+func TestRetentionStatusAndHistory(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	srv := testserver.Start(t, testserver.Options{Clock: clk})
+	s := "--server=" + srv.URL
+
+	mustLethe(t, "", "queue", "configure", "ticks", s, "--max-wait-time-seconds", "60")
+	mustLethe(t, "1\n2\n3\n", "push", "ticks", s)
+	mustLethe(t, "", "pop", "ticks", s, "--group", "dash", "--batch", "2")
+	clk.Advance(2 * time.Minute)
+
+	out := mustLethe(t, "", "retention", "status", "ticks", s)
+	wantContains(t, out, "queue ticks", "max wait 60s (evicts unread messages)",
+		"next cycle", "max wait 3 messages in 1 segments")
+	st := decode[retention.Status](t, mustLethe(t, "", "retention", "status", s, "--json"))
+	if len(st.Queues) != 1 || st.Queues[0].NextCycle.MaxWait.Frames != 3 {
+		t.Fatalf("status --json = %+v, want the dry run of 3 evicted messages", st)
+	}
+
+	if res, err := srv.Retention.RunCycle(context.Background()); err != nil || res.MaxWait.Frames != 3 {
+		t.Fatalf("cycle: %+v, %v", res, err)
+	}
+	out = mustLethe(t, "", "retention", "history", "ticks", s, "--lost-only")
+	wantContains(t, out, "ticks/Default  max_wait  3 messages in 1 segments", "group dash lost 3 unread (offsets 0..2, 2 of them leased)")
+
+	if _, err := lethe(t, "", "retention", "status", "nope", s); err == nil {
+		t.Fatal("status of an unknown queue succeeded")
+	}
+	if _, err := lethe(t, "", "retention", "history", s, "--rule", "ttl"); err == nil {
+		t.Fatal("history --rule ttl succeeded")
+	}
+}

@@ -1,0 +1,28 @@
+package pushdec_test
+
+import (
+	"errors"
+	"fmt"
+
+	"lethe/internal/pushdec"
+)
+
+func ExampleDecode() {
+	body := []byte(`{"items":[{"queue":"orders","payload":{"id":1}},{"queue":"orders","payload":null}]}`)
+	req, err := pushdec.Decode(body)
+	if err != nil {
+		panic(err)
+	}
+	for _, it := range req.Items {
+		fmt.Printf("%s %s\n", it.Queue, it.Payload)
+	}
+
+	_, err = pushdec.Decode([]byte(`{"items":[{"queue":"orders"},{"queue":42}]}`))
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, pushdec.ErrSyntax))
+	// Output:
+	// orders {"id":1}
+	// orders null
+	// items[1].queue must be a string, got number (at byte 38)
+	// true
+}
