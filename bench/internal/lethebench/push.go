@@ -40,7 +40,11 @@ func CeilingKeyForBatch(batch, size int) string {
 // partition, requests go round-robin over the partitions.
 func Push(ctx context.Context, env *Env, s PushShape, size int) error {
 	queue := env.name("push-b%d-p%d-%d", s.Batch, s.Partitions, size)
-	label := fmt.Sprintf("push batch %d, %d clients, %d partition(s)", s.Batch, s.Clients, s.Partitions)
+	parts := fmt.Sprintf("%s partitions", meter.Group(int64(s.Partitions)))
+	if s.Partitions == 1 {
+		parts = "1 partition"
+	}
+	label := fmt.Sprintf("push batch %d, %d clients, %s", s.Batch, s.Clients, parts)
 	r := result.Result{
 		Key:    fmt.Sprintf("lethe/push/b%d/p%d/%d", s.Batch, s.Partitions, size),
 		System: result.Lethe, Scenario: "push", Label: label, Payload: size,

@@ -110,6 +110,9 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 	var left atomic.Int64
 	left.Store(initial)
 	prog = meter.StartProgress(env.Out, name, func() string {
+		if phase.Load() == 4 {
+			return fmt.Sprintf("%s frames left; waiting for the retention loop's next cycle", meter.Group(left.Load()))
+		}
 		s := during.Summary()
 		return fmt.Sprintf("%s frames left; push p50 %.1f ms p99 %.1f ms", meter.Group(left.Load()), s.P50, s.P99)
 	})
@@ -168,9 +171,13 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 	if finished.IsZero() {
 		state = fmt.Sprintf("time limit: %s frames left", meter.Group(left.Load()))
 	}
-	r.Notes = fmt.Sprintf("%s in %.2f s of sweeping, which began %.1f s after retention was enabled (the loop's interval); push at %d msg/s, batch %d: p50/p99 %.1f/%.1f ms during the sweep vs %.1f/%.1f ms without",
+	duringText := fmt.Sprintf("p50/p99 %.1f/%.1f ms during the sweep (%d pushes)", dur.P50, dur.P99, dur.Count)
+	if dur.Count == 0 {
+		duringText = "no push finished during the sweep (too short to say)"
+	}
+	r.Notes = fmt.Sprintf("%s in %.2f s of sweeping, which began %.1f s after retention was enabled (the loop's interval); push at %d msg/s, batch %d: %s vs %.1f/%.1f ms without",
 		state, r.Seconds, lastUntouched.Sub(began).Seconds(), env.Plan.SweepLoadRate, sweepLoadBatch,
-		dur.P50, dur.P99, base.P50, base.P99)
+		duringText, base.P50, base.P99)
 	env.Sink.Add(r)
 	return nil
 }

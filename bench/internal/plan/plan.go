@@ -37,21 +37,21 @@ type Plan struct {
 func Full() Plan {
 	return Plan{
 		Sizes:              []int{100, 1024},
-		Warmup:             2 * time.Second,
-		Duration:           12 * time.Second,
+		Warmup:             1500 * time.Millisecond,
+		Duration:           10 * time.Second,
 		PushPartitions:     []int{1, 100, 10_000},
-		ConsumeBacklog:     1_000_000,
+		ConsumeBacklog:     500_000,
 		ConsumePartitions:  100,
-		DrainLimit:         15 * time.Second,
+		DrainLimit:         12 * time.Second,
 		LatencyRate:        1000,
-		LatencyDuration:    12 * time.Second,
+		LatencyDuration:    10 * time.Second,
 		SweepBacklog:       5_000_000,
 		SweepSegmentFrames: 1000,
 		SweepPartitions:    8,
 		SweepLoadRate:      2000,
 		SweepBaseline:      8 * time.Second,
-		SweepLimit:         90 * time.Second,
-		PeerRetentionLimit: 45 * time.Second,
+		SweepLimit:         60 * time.Second,
+		PeerRetentionLimit: 30 * time.Second,
 	}
 }
 

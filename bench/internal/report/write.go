@@ -64,8 +64,9 @@ func Markdown(meta Meta, results []result.Result, sizes []int, charts []string) 
 		fmt.Fprintf(&b, "- %s\n", n)
 	}
 	b.WriteString("\nRatio: a throughput divided by its ceiling's (1.00 = as fast as raw PostgreSQL); for latency, p99 divided by the ceiling's p99. Spread: the lowest and highest one-second rate of the window.\n")
+	b.WriteString(Summary(results, sizes))
 	for _, size := range sizes {
-		fmt.Fprintf(&b, "\n## %s payloads\n\n", payload.Label(size))
+		fmt.Fprintf(&b, "\n## Details, %s payloads\n\n", payload.Label(size))
 		b.WriteString("| system | scenario | figure | spread (1 s min–max) | ratio to ceiling | lethe peak RSS | notes |\n")
 		b.WriteString("|---|---|---|---|---|---|---|\n")
 		for _, r := range results {
@@ -99,6 +100,47 @@ func Markdown(meta Meta, results []result.Result, sizes []int, charts []string) 
 	b.WriteString("\nThe ceiling for batch 1 is one INSERT per message from 64 connections; for batches of 10 and 100 it is segment rows of 100 frames from 8 connections.\n")
 	for _, c := range charts {
 		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
+	}
+	return b.String()
+}
+
+// Summary is one row per scenario with every payload size side by side:
+// the table BENCHMARKS.md carries.
+func Summary(results []result.Result, sizes []int) string {
+	var b strings.Builder
+	b.WriteString("\n## Summary\n\n| system | scenario |")
+	for _, size := range sizes {
+		fmt.Fprintf(&b, " %s | ratio |", payload.Label(size))
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|---|", len(sizes)) + "\n")
+	var order []string
+	rows := map[string]map[int]result.Result{}
+	for _, r := range results {
+		k := strings.TrimSuffix(r.Key, fmt.Sprintf("/%d", r.Payload))
+		if rows[k] == nil {
+			rows[k] = map[int]result.Result{}
+			order = append(order, k)
+		}
+		rows[k][r.Payload] = r
+	}
+	for _, k := range order {
+		var first result.Result
+		for _, size := range sizes {
+			if r, ok := rows[k][size]; ok {
+				first = r
+				break
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s |", first.System, first.Label)
+		for _, size := range sizes {
+			r, ok := rows[k][size]
+			if !ok {
+				b.WriteString(" – | – |")
+				continue
+			}
+			fmt.Fprintf(&b, " %s | %s |", figure(r), ratio(r, results))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

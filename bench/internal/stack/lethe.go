@@ -86,7 +86,12 @@ func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string) (
 	}
 	cmd := exec.Command(bin, "serve", "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--database-url", dsn, "--data-dir", dataDir)
-	cmd.Env = os.Environ()
+	// The load generator sends no token, so the server must not ask for one.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LETHE_AUTH_TOKEN=") && !strings.HasPrefix(kv, "LETHE_OPERATOR_TOKEN=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	for k, v := range LetheEnv() {
 		if os.Getenv(k) == "" {
 			cmd.Env = append(cmd.Env, k+"="+v)
@@ -117,6 +122,7 @@ func StartLetheInProcess(ctx context.Context, dsn, dataDir string, log *slog.Log
 		return nil, err
 	}
 	cfg.Host, cfg.DatabaseURL, cfg.LogLevel, cfg.DataDir = "127.0.0.1", dsn, "warn", dataDir
+	cfg.AuthToken, cfg.OperatorToken = "", "" // the load generator sends no token
 	if os.Getenv("RETENTION_INTERVAL") == "" {
 		cfg.Retention.Interval = time.Second
 	}
