@@ -76,6 +76,11 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 		},
 	}
 
+	if opts.Quick {
+		fmt.Fprintln(stderr, "quick smoke run: every scenario briefly; the figures are not measurements")
+	} else {
+		fmt.Fprintln(stderr, "full run: about 20 to 25 minutes; every scenario is bounded and stops by itself")
+	}
 	if opts.DatabaseURL != "" {
 		r.pg = stack.UsePostgres(opts.DatabaseURL)
 	} else {
@@ -209,7 +214,7 @@ func (r *runner) startLethe(ctx context.Context, outDir string) (*lethebench.Env
 		r.meta.LetheMemory = "not measured: lethe ran elsewhere (-lethe-url)"
 	case opts.LetheMode == "inprocess":
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		l, err = stack.StartLetheInProcess(ctx, dsn, dataDir, log)
+		l, err = stack.StartLetheInProcess(ctx, dsn, dataDir, log, opts.Quick)
 		r.meta.LetheMemory = "in-process: the peak RSS includes the load generator"
 	default:
 		fmt.Fprintln(r.out, "building lethe")
@@ -217,7 +222,7 @@ func (r *runner) startLethe(ctx context.Context, outDir string) (*lethebench.Env
 		if bin, err = stack.BuildLethe(ctx, r.tmp); err != nil {
 			return nil, nil, err
 		}
-		l, err = stack.StartLetheProcess(ctx, bin, dsn, dataDir, filepath.Join(outDir, "lethe.log"))
+		l, err = stack.StartLetheProcess(ctx, bin, dsn, dataDir, filepath.Join(outDir, "lethe.log"), opts.Quick)
 		r.meta.LetheMemory = "subprocess (go build ./cmd/lethe): VmHWM of its /proc/PID/status, reset before each scenario"
 	}
 	if err != nil {
@@ -233,7 +238,7 @@ func (r *runner) startLethe(ctx context.Context, outDir string) (*lethebench.Env
 		Tag: strconv.FormatInt(time.Now().Unix()%100000, 36), Sink: &r.col, Settle: r.settle,
 	}
 	if opts.LetheMode == "process" && opts.LetheURL == "" {
-		for k, v := range stack.LetheEnv() {
+		for k, v := range stack.LetheEnv(opts.Quick) {
 			if os.Getenv(k) == "" {
 				r.meta.Notes = append(r.meta.Notes, fmt.Sprintf("lethe ran with %s=%s", k, v))
 			}

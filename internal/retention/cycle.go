@@ -30,7 +30,13 @@ func (s *Service) RunCycle(ctx context.Context) (CycleResult, error) {
 	}
 	defer conn.Release()
 	var locked bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", s.cfg.LockID).Scan(&locked); err != nil {
+	// Not cancelled with ctx: a cancellation landing while the lock query
+	// is in flight could leave the lock taken on the server with no one
+	// here knowing to release it.
+	lockCtx, cancelLock := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+	err = conn.QueryRow(lockCtx, "SELECT pg_try_advisory_lock($1)", s.cfg.LockID).Scan(&locked)
+	cancelLock()
+	if err != nil {
 		return res, fmt.Errorf("retention: take lock %d: %w", s.cfg.LockID, err)
 	}
 	if !locked {

@@ -35,13 +35,16 @@ type Lethe struct {
 }
 
 // LetheEnv is what the bench sets for the server unless the environment
-// already says otherwise: quiet logs, and a retention cycle every second
-// (the default is 5 s) so a sweep starts within a second of being enabled.
-func LetheEnv() map[string]string {
-	return map[string]string{
-		"LOG_LEVEL":          "warn",
-		"RETENTION_INTERVAL": "1000",
+// already says otherwise: quiet logs and, in quick runs only, a retention
+// cycle every second instead of every 5 s, so a smoke run does not wait for
+// its sweep to start. (The sweep's rate is timed from its first delete
+// either way.)
+func LetheEnv(quick bool) map[string]string {
+	env := map[string]string{"LOG_LEVEL": "warn"}
+	if quick {
+		env["RETENTION_INTERVAL"] = "1000"
 	}
+	return env
 }
 
 // BuildLethe compiles cmd/lethe into dir and returns the binary's path.
@@ -75,7 +78,7 @@ func ModuleRoot(ctx context.Context) (string, error) {
 // StartLetheProcess runs `bin serve` against dsn on a free loopback port,
 // with its local files in dataDir, logging to logPath, and waits until
 // /health answers.
-func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string) (*Lethe, error) {
+func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string, quick bool) (*Lethe, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -92,7 +95,7 @@ func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string) (
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	for k, v := range LetheEnv() {
+	for k, v := range LetheEnv(quick) {
 		if os.Getenv(k) == "" {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
@@ -116,14 +119,14 @@ func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string) (
 }
 
 // StartLetheInProcess runs lethe inside this process with app.Start.
-func StartLetheInProcess(ctx context.Context, dsn, dataDir string, log *slog.Logger) (*Lethe, error) {
+func StartLetheInProcess(ctx context.Context, dsn, dataDir string, log *slog.Logger, quick bool) (*Lethe, error) {
 	cfg, err := config.FromEnv() // the server's own defaults, as `lethe serve` would have them
 	if err != nil {
 		return nil, err
 	}
 	cfg.Host, cfg.DatabaseURL, cfg.LogLevel, cfg.DataDir = "127.0.0.1", dsn, "warn", dataDir
 	cfg.AuthToken, cfg.OperatorToken = "", "" // the load generator sends no token
-	if os.Getenv("RETENTION_INTERVAL") == "" {
+	if quick && os.Getenv("RETENTION_INTERVAL") == "" {
 		cfg.Retention.Interval = time.Second
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
