@@ -22,6 +22,16 @@ const (
 	sweepStartLimit = 15 * time.Second
 )
 
+// The phases of the sweep scenario; a push's latency is recorded under the
+// phase its request started in.
+const (
+	phaseWarmup int32 = iota
+	phaseBaseline
+	phaseWaiting // retention enabled, the loop has not deleted anything yet
+	phaseSweeping
+	phaseAfter
+)
+
 // Sweep writes a backlog of two-hour-old frames (without sidecar hashes,
 // which the loop purges after 15 minutes), measures push latency under a fixed
 // load, then turns retention on for the backlog's queue and measures, under
@@ -55,10 +65,9 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 	}
 	env.settle(ctx)
 
-	// The load runs through both phases; which recorder gets a sample
-	// depends on the phase its request started in.
+	// One load runs through every phase.
 	var baseline, during meter.Recorder
-	var phase atomic.Int32 // 0 warmup, 1 baseline, 4 waiting for the loop, 2 sweeping, 3 after
+	var phase atomic.Int32
 	var seq atomic.Int64
 	var loadErrs atomic.Int64
 	loadCtx, stopLoad := context.WithCancel(ctx)
@@ -76,9 +85,9 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 				return
 			}
 			switch ph {
-			case 1:
+			case phaseBaseline:
 				baseline.Add(time.Since(at))
-			case 2:
+			case phaseSweeping:
 				during.Add(time.Since(at))
 			}
 		})
@@ -90,7 +99,7 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 
 	name := fmt.Sprintf("lethe sweep %s", payload.Label(size))
 	meter.Sleep(ctx, env.Plan.Warmup)
-	phase.Store(1)
+	phase.Store(phaseBaseline)
 	prog := meter.StartProgress(env.Out, name, func() string {
 		s := baseline.Summary()
 		return fmt.Sprintf("baseline load %d msg/s: push p50 %.1f ms p99 %.1f ms", env.Plan.SweepLoadRate, s.P50, s.P99)
@@ -102,7 +111,7 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 	if err != nil {
 		return err
 	}
-	phase.Store(4)
+	phase.Store(phaseWaiting)
 	began := time.Now()
 	if err := c.configure(ctx, bl.Queue, map[string]any{"retentionEnabled": true, "retentionSeconds": 3600}); err != nil {
 		return fmt.Errorf("sweep: enable retention on %s: %w", bl.Queue, err)
@@ -110,7 +119,7 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 	var left atomic.Int64
 	left.Store(initial)
 	prog = meter.StartProgress(env.Out, name, func() string {
-		if phase.Load() == 4 {
+		if phase.Load() == phaseWaiting {
 			return fmt.Sprintf("%s frames left; waiting for the retention loop's next cycle", meter.Group(left.Load()))
 		}
 		s := during.Summary()
@@ -133,7 +142,7 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 			lastUntouched = now
 		} else if firstDelete.IsZero() {
 			firstDelete = now
-			phase.Store(2)
+			phase.Store(phaseSweeping)
 		}
 		if n == 0 {
 			finished = now
@@ -144,7 +153,7 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 		}
 		meter.Sleep(ctx, 50*time.Millisecond)
 	}
-	phase.Store(3)
+	phase.Store(phaseAfter)
 	prog.Stop()
 	stopLoad()
 	<-loadDone

@@ -1,0 +1,81 @@
+package meter
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestRunStopsWhenTheWindowEnds(t *testing.T) {
+	var calls atomic.Int64
+	began := time.Now()
+	out := Run(context.Background(), Spec{Name: "t", Unit: "op", Workers: 4, Warmup: 100 * time.Millisecond,
+		Duration: 300 * time.Millisecond, Latency: true, Out: io.Discard},
+		func(ctx context.Context, _ int) (int, error) {
+			calls.Add(1)
+			Sleep(ctx, time.Millisecond)
+			return 2, nil
+		})
+	took := time.Since(began)
+	if took < 400*time.Millisecond || took > 2*time.Second {
+		t.Fatalf("run took %s, want about warmup+duration = 400ms", took)
+	}
+	if out.Elapsed < 250*time.Millisecond || out.Elapsed > time.Second {
+		t.Fatalf("measured window %s, want about 300ms", out.Elapsed)
+	}
+	if out.Items == 0 || out.Items >= 2*calls.Load() || out.Items%2 != 0 {
+		t.Fatalf("items %d of %d calls: want only the measured calls' items, 2 each", out.Items, calls.Load())
+	}
+	if out.Rate <= 0 || out.Latency.Count == 0 || out.Latency.P50 <= 0 {
+		t.Fatalf("rate %.0f, latency %+v: want both measured", out.Rate, out.Latency)
+	}
+}
+
+func TestRunEndsWhenTheBacklogIsDrained(t *testing.T) {
+	out := Run(context.Background(), Spec{Name: "t", Workers: 2, Duration: time.Minute, Total: 100, Out: io.Discard},
+		func(ctx context.Context, _ int) (int, error) { return 10, nil })
+	if !out.Drained || out.Items < 100 || out.Elapsed > 5*time.Second {
+		t.Fatalf("drained=%v items=%d elapsed=%s: want the run to end as soon as 100 items are done", out.Drained, out.Items, out.Elapsed)
+	}
+}
+
+func TestRunCountsErrors(t *testing.T) {
+	out := Run(context.Background(), Spec{Name: "t", Workers: 1, Duration: 200 * time.Millisecond, Out: io.Discard},
+		func(ctx context.Context, _ int) (int, error) { return 1, errors.New("refused") })
+	if out.Items != 0 || out.Errors == 0 || out.FirstError != "refused" {
+		t.Fatalf("items=%d errors=%d first=%q: failed ops must count as errors, not items", out.Items, out.Errors, out.FirstError)
+	}
+}
+
+func TestPacedOffersTheRate(t *testing.T) {
+	var n atomic.Int64
+	started, missed := Paced(context.Background(), 200, 4, 500*time.Millisecond, func(context.Context) { n.Add(1) })
+	if started < 80 || started > 120 || missed != 0 || n.Load() != started {
+		t.Fatalf("started %d (ran %d), missed %d: want about 100 calls in 0.5 s at 200/s", started, n.Load(), missed)
+	}
+}
+
+func TestSummaryPercentiles(t *testing.T) {
+	var r Recorder
+	for i := 100; i >= 1; i-- {
+		r.Add(time.Duration(i) * time.Millisecond)
+	}
+	s := r.Summary()
+	if s.Count != 100 || s.P50 != 50 || s.P99 != 99 || s.Max != 100 {
+		t.Fatalf("summary %+v: want count 100, p50 50, p99 99, max 100", s)
+	}
+	if (&Recorder{}).Summary() != (Summary{}) {
+		t.Fatal("an empty recorder must summarise to zeros")
+	}
+}
+
+func TestGroup(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -5000: "-5,000"} {
+		if got := Group(n); got != want {
+			t.Errorf("Group(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

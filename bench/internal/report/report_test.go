@@ -1,0 +1,69 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lethe/bench/internal/meter"
+	"lethe/bench/internal/result"
+)
+
+func sample() []result.Result {
+	return []result.Result{
+		{Key: "ceiling/segment-ingest/100", System: result.Ceiling, Scenario: "segment-ingest", Label: "raw segment ingest", Payload: 100, Unit: "msg/s", Value: 200_000, Count: 1},
+		{Key: "ceiling/insert/100", System: result.Ceiling, Scenario: "insert", Label: "raw INSERT", Payload: 100, Unit: "msg/s", Value: 10_000, Count: 1},
+		{Key: "ceiling/insert-latency/100", System: result.Ceiling, Scenario: "insert-latency", Payload: 100, Unit: "ms", Count: 1,
+			Latency: &meter.Summary{Count: 10, P50: 1, P99: 2}},
+		{Key: "lethe/push/b100/p1/100", System: result.Lethe, Scenario: "push", Label: "push batch 100", Payload: 100, Batch: 100, Partitions: 1,
+			Unit: "msg/s", Value: 50_000, Count: 1, Ceiling: "ceiling/segment-ingest/100", SpreadMin: 45_000, SpreadMax: 55_000},
+		{Key: "lethe/push/b1/p1/100", System: result.Lethe, Scenario: "push", Label: "push batch 1", Payload: 100, Batch: 1, Partitions: 1,
+			Unit: "msg/s", Value: 5_000, Count: 1, Ceiling: "ceiling/insert/100"},
+		{Key: "lethe/e2e/100", System: result.Lethe, Scenario: "e2e-latency", Label: "end-to-end latency", Payload: 100, Unit: "ms", Count: 1,
+			Latency: &meter.Summary{Count: 10, P50: 3, P99: 8}, Ceiling: "ceiling/insert-latency/100"},
+		{Key: "nats/push/b10/100", System: result.NATS, Scenario: "push", Label: "publish", Payload: 100, Batch: 10, Unit: "msg/s", Value: 80_000, Count: 1,
+			Ceiling: "ceiling/segment-ingest/100"},
+	}
+}
+
+func TestRatiosAgainstTheCeiling(t *testing.T) {
+	var c Collector
+	for _, r := range sample() {
+		c.Add(r)
+	}
+	want := map[string]float64{"lethe/push/b100/p1/100": 0.25, "lethe/push/b1/p1/100": 0.5, "lethe/e2e/100": 4, "nats/push/b10/100": 0.4, "ceiling/insert/100": 0}
+	for _, r := range c.Results() {
+		if w, ok := want[r.Key]; ok && r.Ratio != w {
+			t.Errorf("%s: ratio %.3f, want %.3f", r.Key, r.Ratio, w)
+		}
+	}
+}
+
+func TestWriteReport(t *testing.T) {
+	var c Collector
+	for _, r := range sample() {
+		c.Add(r)
+	}
+	dir := t.TempDir()
+	written, err := Write(dir, Meta{Mode: "quick", Command: "go run ./bench -quick"}, c.Results(), []int{100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != 3 {
+		t.Fatalf("wrote %v, want results.json, one chart and results.md", written)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"quick smoke run, not a measurement", "0.25 of segment ingest", "p99 ×4.0 of INSERT latency",
+		"45,000–55,000", "| | 100 | 50,000 |", "throughput-100B.png"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("results.md lacks %q", want)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "throughput-100B.png")); err != nil || fi.Size() < 1000 {
+		t.Errorf("chart missing or empty: %v", err)
+	}
+}
