@@ -216,14 +216,9 @@ func groupLabelOrQueue(group string) string {
 // resolves as unknown: not acked, so the message is redelivered rather than
 // lost.
 func (e *Engine) alreadyDone(ctx context.Context, tx pgx.Tx, c *cursor, txnID string) (bool, error) {
-	var off int64
-	err := tx.QueryRow(ctx, `SELECT msg_offset FROM lethe.txns WHERE partition_id = $1 AND txn_hash = $2`,
-		c.pid, txnHash(txnID)).Scan(&off)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("ack: resolve transaction: %w", err)
+	off, found, err := txnOffset(ctx, tx, c.pid, txnID)
+	if err != nil || !found {
+		return false, err
 	}
 	return off <= c.committed, nil
 }
@@ -233,4 +228,28 @@ func appendUnique(s []int64, v int64) []int64 {
 		return s
 	}
 	return append(s, v)
+}
+
+// txnOffset resolves a transaction id to the offset it was stored at in
+// partition pid, through the hash sidecar. found is false when it was never
+// stored or its hash was purged past the window.
+func txnOffset(ctx context.Context, q querier, pid uuid.UUID, txnID string) (offset int64, found bool, err error) {
+	rows, err := q.Query(ctx, `SELECT lethe.txn_offset($1, $2)`, pid, txnHash(txnID))
+	if err != nil {
+		return 0, false, fmt.Errorf("resolve transaction %s: %w", txnID, err)
+	}
+	defer rows.Close()
+	var off *int64
+	for rows.Next() {
+		if err := rows.Scan(&off); err != nil {
+			return 0, false, fmt.Errorf("resolve transaction %s: %w", txnID, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, false, fmt.Errorf("resolve transaction %s: %w", txnID, err)
+	}
+	if off == nil {
+		return 0, false, nil
+	}
+	return *off, true, nil
 }

@@ -254,15 +254,13 @@ func (e *Engine) GetMessage(ctx context.Context, partitionID, txnID string) (*Me
 	if err != nil {
 		return nil, err
 	}
-	var off int64
-	err = e.pool.QueryRow(ctx, `SELECT msg_offset FROM lethe.txns WHERE partition_id = $1 AND txn_hash = $2`,
-		pid, txnHash(txnID)).Scan(&off)
-	if errors.Is(err, pgx.ErrNoRows) {
+	off, found, err := txnOffset(ctx, e.pool, pid, txnID)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
 		return nil, notFoundf("no message with transaction id %q in partition %s (never pushed, or older than the deduplication window that keeps transaction ids)",
 			txnID, pid)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("resolve transaction %s: %w", txnID, err)
 	}
 	frames, err := readFrames(ctx, e.pool, pid, off, 1, farFuture)
 	if err != nil {

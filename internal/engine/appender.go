@@ -115,31 +115,49 @@ type querier interface {
 var errPartitionGone = errors.New("partition no longer exists")
 
 // writeSegment appends the frames of reqs to one segment of pid in one round
-// trip and fills each request's results. Frames are concatenated here, so
-// the database stores the segment without per-frame work.
+// trip and fills each request's results. Frames are concatenated here, and a
+// transaction id repeated within the batch is answered here as a duplicate
+// of its first occurrence, so the database stores the segment without
+// per-frame work.
 func (e *Engine) writeSegment(ctx context.Context, q querier, pid uuid.UUID, reqs []*appendReq) error {
 	n, size := 0, 0
 	for _, r := range reqs {
 		n += len(r.frames)
 		size += r.bytes
 	}
+	// repeatOf[i] is the input position of the first frame with the same
+	// hash, or -1; sent maps a sent frame to its input position.
+	repeatOf := make([]int, n)
+	sent := make([]int, 0, n)
+	first := make(map[int64]int, n)
 	hashes := make([]int64, 0, n)
 	lens := make([]int32, 0, n)
 	blob := make([]byte, 0, size)
-	first, last := reqs[0].times[0], reqs[0].times[0]
+	firstAt, lastAt := reqs[0].times[0], reqs[0].times[0]
+	i := 0
 	for _, r := range reqs {
-		hashes = append(hashes, r.hashes...)
-		for i, f := range r.frames {
+		for k, f := range r.frames {
+			h := r.hashes[k]
+			if j, ok := first[h]; ok {
+				repeatOf[i] = j
+				i++
+				continue
+			}
+			first[h] = i
+			repeatOf[i] = -1
+			sent = append(sent, i)
+			hashes = append(hashes, h)
 			lens = append(lens, int32(len(f)))
 			blob = append(blob, f...)
-			first, last = minTime(first, r.times[i]), maxTime(last, r.times[i])
+			firstAt, lastAt = minTime(firstAt, r.times[k]), maxTime(lastAt, r.times[k])
+			i++
 		}
 	}
 	var base *int64
 	var dupIdx []int32
 	var dupOffsets []int64
 	rows, err := q.Query(ctx, `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append($1, $2, $3, $4, $5, $6, $7)`,
-		pid, hashes, lens, blob, first, last, e.clock.Now())
+		pid, hashes, lens, blob, firstAt, lastAt, e.clock.Now())
 	if err == nil {
 		for rows.Next() {
 			err = rows.Scan(&base, &dupIdx, &dupOffsets)
@@ -157,20 +175,25 @@ func (e *Engine) writeSegment(ctx context.Context, q querier, pid uuid.UUID, req
 		return fmt.Errorf("append to partition %s: %w", pid, err)
 	}
 	results := make([]appendResult, n)
-	for k, i := range dupIdx {
-		results[i-1] = appendResult{offset: dupOffsets[k], duplicate: true}
+	for k, j := range dupIdx {
+		results[sent[j-1]] = appendResult{offset: dupOffsets[k], duplicate: true}
 	}
 	next := int64(0)
 	if base != nil {
 		next = *base
 	}
-	for i := range results {
-		if !results[i].duplicate {
-			results[i].offset = next
+	for _, at := range sent {
+		if !results[at].duplicate {
+			results[at].offset = next
 			next++
 		}
 	}
-	i := 0
+	for at, j := range repeatOf {
+		if j >= 0 {
+			results[at] = appendResult{offset: results[j].offset, duplicate: true}
+		}
+	}
+	i = 0
 	for _, r := range reqs {
 		r.results = results[i : i+len(r.frames)]
 		i += len(r.frames)

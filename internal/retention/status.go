@@ -197,7 +197,8 @@ func (s *Service) statusTotals(ctx context.Context, now time.Time, queue string,
 		         FROM lethe.segments s JOIN lethe.partitions p ON p.id = s.partition_id
 		        WHERE p.queue_id = c.queue_id) seg
 		 CROSS JOIN LATERAL (
-		       SELECT count(*) AS n, count(*) FILTER (WHERE t.created_at < c.txn_cutoff) AS due
+		       SELECT coalesce(sum(cardinality(t.hashes)), 0) AS n,
+		              coalesce(sum(cardinality(t.hashes)) FILTER (WHERE t.created_at < c.txn_cutoff), 0) AS due
 		         FROM lethe.txns t JOIN lethe.partitions p ON p.id = t.partition_id
 		        WHERE p.queue_id = c.queue_id) txn
 		 WHERE $2 = '' OR c.queue_name = $2`, now, queue, !s.cfg.KeepPartitions, idleBefore)

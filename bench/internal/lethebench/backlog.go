@@ -103,12 +103,15 @@ func (b backlog) fillPartition(ctx context.Context, env *Env, pid uuid.UUID, p, 
 		for s := 0; s < segmentsPerTx && offset < n; s++ {
 			count := min(b.PerSegment, n-offset)
 			var blob []byte
+			var hashes []int64
 			for i := range count {
 				txn := prefix + strconv.Itoa(offset+i)
 				blob = frame.Append(blob, frame.Message{CreatedAt: b.At, TxnID: txn, Payload: pool[(offset+i+p*131)%len(pool)]})
-				if b.Hashes {
-					txnRows = append(txnRows, []any{pid, txnHash(txn), int64(offset + i), b.At})
-				}
+				hashes = append(hashes, txnHash(txn))
+			}
+			if b.Hashes {
+				// One sidecar row per segment, as lethe.append writes it.
+				txnRows = append(txnRows, []any{pid, int64(offset), b.At, hashes})
 			}
 			segRows = append(segRows, []any{pid, int64(offset), int64(offset + count - 1), count, b.At, b.At, len(blob), blob})
 			offset += count
@@ -121,7 +124,7 @@ func (b backlog) fillPartition(ctx context.Context, env *Env, pid uuid.UUID, p, 
 			}
 			if len(txnRows) > 0 {
 				if _, err := tx.CopyFrom(ctx, pgx.Identifier{"lethe", "txns"},
-					[]string{"partition_id", "txn_hash", "msg_offset", "created_at"}, pgx.CopyFromRows(txnRows)); err != nil {
+					[]string{"partition_id", "base_offset", "created_at", "hashes"}, pgx.CopyFromRows(txnRows)); err != nil {
 					return fmt.Errorf("copy transaction hashes: %w", err)
 				}
 			}

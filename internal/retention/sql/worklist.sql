@@ -9,8 +9,9 @@ SELECT w.queue_name, w.partition_id, w.partition_name,
        w.retention_due,
        w.evict_cutoff IS NOT NULL AND w.head_base IS NOT NULL
            AND (w.head_last_at < w.evict_cutoff OR w.retention_due) AS evict_due,
-       EXISTS (SELECT 1 FROM lethe.txns t
-                WHERE t.partition_id = w.partition_id AND t.created_at < w.txn_cutoff) AS txns_due
+       coalesce((SELECT t.created_at FROM lethe.txns t
+                  WHERE t.partition_id = w.partition_id
+                  ORDER BY t.base_offset LIMIT 1) < w.txn_cutoff, false) AS txns_due
   FROM (
     SELECT c.queue_name, p.id AS partition_id, p.name AS partition_name,
            c.retention_cutoff, c.completed_cutoff, c.evict_cutoff, c.txn_cutoff,

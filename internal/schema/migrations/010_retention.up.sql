@@ -266,8 +266,11 @@ BEGIN
 END $$;
 
 -- One bounded step of the hash-sidecar purge: under the partition row lock
--- (lethe.append reads the sidecar under it), delete up to p_batch hashes
--- stored before p_cutoff. The (partition_id, created_at) index serves it.
+-- (lethe.append reads the sidecar under it), delete up to p_batch sidecar
+-- rows (one per segment) stored before p_cutoff, from the partition's head
+-- in primary-key order: rows are written in offset order with the clock
+-- moving forward, so the walk stops at the first row still inside the
+-- window. purged counts hashes.
 CREATE FUNCTION lethe.purge_txns_step(
     p_partition uuid,
     p_cutoff    timestamptz,
@@ -275,20 +278,32 @@ CREATE FUNCTION lethe.purge_txns_step(
 ) RETURNS TABLE (purged int, done bool)
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_n int;
+    v_rows   int;
+    v_hashes int;
 BEGIN
     PERFORM 1 FROM lethe.partitions p WHERE p.id = p_partition FOR UPDATE;
     IF NOT FOUND THEN
         RETURN QUERY SELECT 0, true;
         RETURN;
     END IF;
-    DELETE FROM lethe.txns t
-     WHERE t.partition_id = p_partition
-       AND t.txn_hash IN (SELECT t2.txn_hash FROM lethe.txns t2
-                           WHERE t2.partition_id = p_partition AND t2.created_at < p_cutoff
-                           LIMIT p_batch);
-    GET DIAGNOSTICS v_n = ROW_COUNT;
-    RETURN QUERY SELECT v_n, v_n < p_batch;
+    WITH head AS (
+        SELECT t.base_offset, t.created_at
+          FROM lethe.txns t
+         WHERE t.partition_id = p_partition
+         ORDER BY t.base_offset
+         LIMIT p_batch
+    ), doomed AS (
+        SELECT h.base_offset FROM head h
+         WHERE h.created_at < p_cutoff
+           AND NOT EXISTS (SELECT 1 FROM head h2
+                            WHERE h2.base_offset < h.base_offset AND h2.created_at >= p_cutoff)
+    ), gone AS (
+        DELETE FROM lethe.txns t USING doomed d
+         WHERE t.partition_id = p_partition AND t.base_offset = d.base_offset
+        RETURNING cardinality(t.hashes) AS n
+    )
+    SELECT count(*), coalesce(sum(n), 0) INTO v_rows, v_hashes FROM gone;
+    RETURN QUERY SELECT v_hashes, v_rows < p_batch;
 END $$;
 
 -- Whether a partition may be deleted: empty (no segments: next_offset =
