@@ -5,6 +5,7 @@ import (
 
 	"log/slog"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -64,6 +65,7 @@ func (o *serveOptions) Validate() error { return o.cfg.Validate() }
 
 func (o *serveOptions) Run(ctx context.Context) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: parseLevel(o.cfg.LogLevel)}))
+	tuneGC(log)
 	startPprof(log)
 	a, err := app.Start(ctx, o.cfg, log, app.Options{})
 	if err != nil {
@@ -81,4 +83,15 @@ func parseLevel(s string) slog.Level {
 		return slog.LevelInfo
 	}
 	return l
+}
+
+// tuneGC trades memory for CPU: a broker's heap is mostly short-lived
+// request buffers, and collecting at the default GOGC=100 cost a fifth of
+// the push path's CPU in profiles. GOGC in the environment wins.
+func tuneGC(log *slog.Logger) {
+	if os.Getenv("GOGC") != "" {
+		return
+	}
+	debug.SetGCPercent(400)
+	log.Debug("GOGC set to 400 (set GOGC to override)")
 }

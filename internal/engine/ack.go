@@ -66,7 +66,7 @@ func (e *Engine) Ack(ctx context.Context, acks []api.AckRequest, defaultGroup st
 		groups[k] = append(groups[k], ackItem{i, a})
 	}
 	for _, k := range order {
-		err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		err := e.consumerTx(ctx, func(tx pgx.Tx) error {
 			return e.ackGroup(ctx, tx, k.pid, k.group, groups[k], results)
 		})
 		if err != nil {

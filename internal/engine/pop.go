@@ -273,7 +273,7 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopReq
 	}
 	var msgs []api.Message
 	var leaseID string
-	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+	err := e.consumerTx(ctx, func(tx pgx.Tx) error {
 		c, ps, err := lockCursorForPop(ctx, tx, cand.pid, req.Group)
 		if err != nil || c == nil {
 			return err
