@@ -124,6 +124,9 @@ func (r *rawBody) UnmarshalJSON(b []byte) error { *r = append((*r)[:0], b...); r
 // message, after "messages":[) and on ids without escapes, both true here;
 // popThin with encoding/json is the check (TestThinMessagesMatchesJSON).
 func thinMessages(body []byte) ([]popped, error) {
+	if len(body) == 0 {
+		return nil, nil // 204: nothing to pop
+	}
 	i := bytes.Index(body, []byte(`"messages":[`))
 	if i < 0 {
 		return nil, fmt.Errorf("pop answer has no messages array")

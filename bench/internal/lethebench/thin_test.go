@@ -33,3 +33,10 @@ func TestThinMessagesMatchesJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestThinMessagesOfAnEmptyPop(t *testing.T) {
+	got, err := thinMessages(nil)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("thinMessages(204 body) = %v, %v; want nothing and no error", got, err)
+	}
+}
