@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,16 +14,36 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// appender is group commit: pushes to one partition that arrive while a
-// write to it is in flight wait and go together in the next segment, so
-// batch=1 traffic costs a fraction of a row per message. A caller is answered
-// only after the segment holding its frames has committed.
+// appender is group commit, at two levels. Within a partition, pushes that
+// arrive while a write to it is in flight wait and go together in the next
+// segment, so batch=1 traffic costs a fraction of a row per message. Across
+// partitions, segments ready at the same moment are written by one
+// transaction (a commit group), so pushes spread over many partitions share
+// one commit instead of paying one each. A caller is answered only after the
+// transaction holding its frames has committed.
 type appender struct {
 	e  *Engine
 	mu sync.Mutex
 	// inflight holds, per partition, the batches waiting for the write in
 	// flight; a partition is present only while a flusher runs for it.
 	inflight map[uuid.UUID]*pending
+	// jobs carries each partition's next segment to the committers.
+	jobs chan *flushJob
+	stop <-chan struct{}
+}
+
+// Commit groups: how many write at once, and how much one takes.
+const (
+	committers         = 4
+	commitGroupMaxJobs = 128
+)
+
+// flushJob is one partition's next segment, waiting for a commit group.
+type flushJob struct {
+	pid  uuid.UUID
+	reqs []*appendReq
+	err  error
+	done chan struct{}
 }
 
 type pending struct{ reqs []*appendReq }
@@ -45,8 +67,65 @@ type appendResult struct {
 	duplicate bool
 }
 
-func newAppender(e *Engine) *appender {
-	return &appender{e: e, inflight: map[uuid.UUID]*pending{}}
+func newAppender(e *Engine, stop <-chan struct{}) *appender {
+	a := &appender{e: e, inflight: map[uuid.UUID]*pending{}, jobs: make(chan *flushJob), stop: stop}
+	for range committers {
+		go a.commitLoop()
+	}
+	return a
+}
+
+// commitLoop takes the next segment, and every other one ready now, and
+// writes them in one transaction.
+func (a *appender) commitLoop() {
+	for {
+		var group []*flushJob
+		select {
+		case <-a.stop:
+			return
+		case j := <-a.jobs:
+			group = append(group, j)
+		}
+	gather:
+		for len(group) < commitGroupMaxJobs {
+			select {
+			case j := <-a.jobs:
+				group = append(group, j)
+			default:
+				break gather
+			}
+		}
+		a.e.writeGroup(context.Background(), group)
+		for _, j := range group {
+			close(j.done)
+		}
+	}
+}
+
+// writeGroup writes the segments of several partitions in one transaction,
+// locking partitions in id order so two groups can never deadlock. If the
+// transaction fails, each segment is written on its own, so one partition's
+// problem (deleted meanwhile, say) stays its own.
+func (e *Engine) writeGroup(ctx context.Context, group []*flushJob) {
+	if len(group) == 1 {
+		group[0].err = e.writeSegment(ctx, e.pool, group[0].pid, group[0].reqs)
+		return
+	}
+	slices.SortFunc(group, func(x, y *flushJob) int { return bytes.Compare(x.pid[:], y.pid[:]) })
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		for _, j := range group {
+			if err := e.writeSegment(ctx, tx, j.pid, j.reqs); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return
+	}
+	for _, j := range group {
+		j.err = e.writeSegment(ctx, e.pool, j.pid, j.reqs)
+	}
 }
 
 // append writes req's frames to partition pid and waits for the commit.
@@ -98,7 +177,15 @@ func (a *appender) flushLoop(pid uuid.UUID) {
 		p.reqs = p.reqs[n:]
 		a.mu.Unlock()
 
-		err := a.e.writeSegment(context.Background(), a.e.pool, pid, batch)
+		job := &flushJob{pid: pid, reqs: batch, done: make(chan struct{})}
+		select {
+		case a.jobs <- job:
+			<-job.done
+		case <-a.stop:
+			// Shutting down: no committer is listening any more.
+			job.err = a.e.writeSegment(context.Background(), a.e.pool, pid, batch)
+		}
+		err := job.err
 		for _, r := range batch {
 			r.err = err
 			close(r.done)

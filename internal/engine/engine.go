@@ -84,7 +84,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Engine {
 	}
 	e.catalog = newCatalog(pool, cfg.Clock)
 	e.notifier = newNotifier(pool, cfg.Logger)
-	e.appender = newAppender(e)
+	e.appender = newAppender(e, ctx.Done())
 	go func() {
 		defer close(e.done)
 		e.notifier.listen(ctx)
