@@ -159,6 +159,12 @@ DECLARE
     v_bytes   bigint[]      := '{}';
     v_last_at timestamptz[] := '{}';
     v_n       int;
+    -- A step also stops at this many bytes of frames, so its lock hold and
+    -- its burst of WAL stay short whatever the segments' size (a thousand
+    -- segments of a thousand 1 KiB frames would be a gigabyte in one step).
+    v_budget  constant bigint := 2 * 1024 * 1024;
+    v_taken   bigint := 0;
+    v_full    bool := false;
 BEGIN
     SELECT q.name, p.name INTO v_queue, v_name
       FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
@@ -178,9 +184,14 @@ BEGIN
               ORDER BY s.base_offset
               LIMIT p_batch
     LOOP
+        IF v_taken >= v_budget THEN
+            v_full := true;
+            EXIT;
+        END IF;
         v_rule := lethe.retention_rule(r.last_at, r.last_offset, v_bound,
                                        p_retention_cutoff, p_completed_cutoff, p_evict_cutoff);
         EXIT WHEN v_rule IS NULL;
+        v_taken   := v_taken + r.byte_size;
         v_rules   := v_rules || v_rule;
         v_base    := v_base || r.base_offset;
         v_last    := v_last || r.last_offset;
@@ -207,7 +218,7 @@ BEGIN
      GROUP BY d.rule;
 
     RETURN QUERY
-    SELECT d.rule, count(*)::int, sum(d.cnt)::bigint, sum(d.bytes)::bigint, v_n < p_batch
+    SELECT d.rule, count(*)::int, sum(d.cnt)::bigint, sum(d.bytes)::bigint, v_n < p_batch AND NOT v_full
       FROM unnest(v_rules, v_count, v_bytes) AS d(rule, cnt, bytes)
      GROUP BY d.rule;
 END $$;
