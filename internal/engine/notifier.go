@@ -19,37 +19,49 @@ const notifyChannel = "lethe_push"
 const notifyDebounce = 5 * time.Millisecond
 
 // notifier wakes long polls: local waiters directly, other replicas through
-// LISTEN/NOTIFY sent from a background goroutine.
+// LISTEN/NOTIFY sent from a background goroutine. A push wakes one waiter
+// per consumer group of the queue, the one waiting longest: only one
+// consumer of a group can take a partition's new messages, and waking them
+// all made every push cost a pop per idle consumer. A woken waiter that
+// finds nothing goes back to waiting; the others still re-poll every second.
 type notifier struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
 
 	mu      sync.Mutex
-	waiters map[string]map[chan struct{}]struct{}
+	seq     uint64
+	waiters map[string]map[chan struct{}]waiter
 	outbox  map[string]struct{}
 	kick    chan struct{}
+}
+
+type waiter struct {
+	group string
+	since uint64 // order of arrival: the longest waiting is woken first
 }
 
 func newNotifier(pool *pgxpool.Pool, log *slog.Logger) *notifier {
 	return &notifier{
 		pool:    pool,
 		log:     log,
-		waiters: map[string]map[chan struct{}]struct{}{},
+		waiters: map[string]map[chan struct{}]waiter{},
 		outbox:  map[string]struct{}{},
 		kick:    make(chan struct{}, 1),
 	}
 }
 
-// subscribe returns a channel that receives after the next push to any of
-// queues.
-func (n *notifier) subscribe(queues ...string) (<-chan struct{}, func()) {
+// subscribe returns a channel that receives after a push to any of queues
+// picks this waiter of group.
+func (n *notifier) subscribe(group string, queues ...string) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	n.mu.Lock()
+	n.seq++
+	w := waiter{group: group, since: n.seq}
 	for _, q := range queues {
 		if n.waiters[q] == nil {
-			n.waiters[q] = map[chan struct{}]struct{}{}
+			n.waiters[q] = map[chan struct{}]waiter{}
 		}
-		n.waiters[q][ch] = struct{}{}
+		n.waiters[q][ch] = w
 	}
 	n.mu.Unlock()
 	return ch, func() {
@@ -76,15 +88,26 @@ func (n *notifier) notify(queue string) {
 	}
 }
 
+// wakeLocal wakes the longest-waiting waiter of each group on queue.
 func (n *notifier) wakeLocal(queue string) {
 	n.mu.Lock()
-	for ch := range n.waiters[queue] {
+	defer n.mu.Unlock()
+	pick := map[string]chan struct{}{}
+	since := map[string]uint64{}
+	for ch, w := range n.waiters[queue] {
+		if len(ch) > 0 {
+			continue // already woken, not yet gone: pick another
+		}
+		if cur, ok := since[w.group]; !ok || w.since < cur {
+			pick[w.group], since[w.group] = ch, w.since
+		}
+	}
+	for _, ch := range pick {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
 	}
-	n.mu.Unlock()
 }
 
 // listen runs until ctx ends: it LISTENs for other replicas' pushes and

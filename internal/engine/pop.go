@@ -107,7 +107,7 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 		var wake <-chan struct{}
 		cancel := func() {}
 		if req.Wait {
-			wake, cancel = e.notifier.subscribe(queues...)
+			wake, cancel = e.notifier.subscribe(req.Group, queues...)
 		}
 		resp, err := e.popQueues(ctx, req, queues)
 		if err != nil || len(resp.Messages) > 0 || !req.Wait {
