@@ -90,9 +90,7 @@ func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group s
 		  JOIN lethe.queues q ON q.id = p.queue_id
 		 WHERE c.partition_id = $1 AND c.group_name = $2
 		   FOR UPDATE OF c`, pid, group).
-		Scan(&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
-			&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter, &c.ackedAhead,
-			&queueName, &partName, &q.RetryLimit, &retryDelayMs)
+		Scan(c.fields(&queueName, &partName, &q.RetryLimit, &retryDelayMs)...)
 	q.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
 	if errors.Is(err, pgx.ErrNoRows) {
 		// No cursor: say whether the partition itself is unknown.

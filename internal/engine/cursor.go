@@ -40,28 +40,12 @@ const cursorColumnsTmpl = `%[1]spartition_id, %[1]sgroup_name, %[1]scommitted, %
 
 func cursorColumns(alias string) string { return fmt.Sprintf(cursorColumnsTmpl, alias) }
 
-func scanCursor(row pgx.Row) (*cursor, error) {
-	c := &cursor{}
-	err := row.Scan(&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
-		&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter, &c.ackedAhead)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	return c, err
-}
-
-// lockCursor locks the cursor row; with skipLocked it answers nil when
-// another session holds it. nil also means the row does not exist.
-func lockCursor(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, skipLocked bool) (*cursor, error) {
-	q := `SELECT ` + cursorColumns("") + ` FROM lethe.cursors WHERE partition_id = $1 AND group_name = $2 FOR UPDATE`
-	if skipLocked {
-		q += ` SKIP LOCKED`
-	}
-	c, err := scanCursor(tx.QueryRow(ctx, q, pid, group))
-	if err != nil {
-		return nil, fmt.Errorf("lock cursor %s/%s: %w", pid, group, err)
-	}
-	return c, nil
+// fields lists where a row of cursorColumns scans to, in order; callers
+// append the extra columns they select.
+func (c *cursor) fields(extra ...any) []any {
+	return append([]any{&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
+		&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter,
+		&c.ackedAhead}, extra...)
 }
 
 func (c *cursor) leased() bool { return c.leaseID != nil }
@@ -134,9 +118,7 @@ func lockCursorForPop(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group strin
 		  FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
 		 WHERE c.partition_id = $1 AND c.group_name = $2
 		   FOR UPDATE OF c SKIP LOCKED`, pid, group).
-		Scan(&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
-			&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter, &c.ackedAhead,
-			&ps.next, &ps.low, &ps.lastPush)
+		Scan(c.fields(&ps.next, &ps.low, &ps.lastPush)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ps, nil
 	}

@@ -260,7 +260,7 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 // none when another consumer holds it or nothing is visible yet.
 func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopRequest, fromAt *time.Time, now time.Time) ([]api.Message, string, error) {
 	if cand.hasCursor {
-		// Listed with its cursor a moment ago; lockCursor copes if it vanished.
+		// Listed with its cursor a moment ago; lockCursorForPop copes if it vanished.
 	} else if err := e.ensureCursor(ctx, cand.pid, req.Group, fromAt); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23503" {

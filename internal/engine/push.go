@@ -36,18 +36,27 @@ func MessageID(pid uuid.UUID, offset int64) string {
 
 // ValidateName checks a queue, partition or group name.
 func ValidateName(kind, name string) error {
+	if problem := nameProblem(name); problem != "" {
+		return invalidf("%s %s", kind, problem)
+	}
+	return nil
+}
+
+// nameProblem says what is wrong with a name, or "" when nothing is. The
+// push path calls it per item and builds the field's name only on failure.
+func nameProblem(name string) string {
 	if name == "" {
-		return invalidf("%s is required", kind)
+		return "is required"
 	}
 	if len(name) > maxNameLen {
-		return invalidf("%s is longer than %d bytes", kind, maxNameLen)
+		return fmt.Sprintf("is longer than %d bytes", maxNameLen)
 	}
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f {
-			return invalidf("%s %q contains a control character", kind, name)
+			return fmt.Sprintf("%q contains a control character", name)
 		}
 	}
-	return nil
+	return ""
 }
 
 // prepared is a validated push item.
@@ -71,14 +80,14 @@ func (e *Engine) preparePush(items []api.PushItem, producerSub string, payloadsV
 	now := e.clock.Now()
 	out := make([]prepared, len(items))
 	for i, it := range items {
-		if err := ValidateName("items["+fmt.Sprint(i)+"].queue", it.Queue); err != nil {
-			return nil, err
+		if problem := nameProblem(it.Queue); problem != "" {
+			return nil, invalidf("items[%d].queue %s", i, problem)
 		}
 		if it.Partition == "" {
 			it.Partition = api.DefaultPartition
 		}
-		if err := ValidateName("items["+fmt.Sprint(i)+"].partition", it.Partition); err != nil {
-			return nil, err
+		if problem := nameProblem(it.Partition); problem != "" {
+			return nil, invalidf("items[%d].partition %s", i, problem)
 		}
 		if len(it.Payload) == 0 {
 			it.Payload = json.RawMessage("null")

@@ -11,15 +11,7 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := engine.MessageFilter{Queue: q.Get("queue"), Partition: q.Get("partition"), Status: q.Get("status")}
 	var err error
-	if f.Page, err = pageParams(q); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if f.From, err = timeParam(q.Get("from"), "from", false); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if f.To, err = timeParam(q.Get("to"), "to", true); err != nil {
+	if f.Page, f.From, f.To, err = listParams(q); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -67,3 +67,16 @@ func writeList(w http.ResponseWriter, total int, v any) {
 	w.Header().Set("X-Total-Count", strconv.Itoa(total))
 	writeJSON(w, http.StatusOK, v)
 }
+
+// listParams reads what every list endpoint takes: limit/offset and a
+// from/to time range.
+func listParams(q url.Values) (page engine.Page, from, to *time.Time, err error) {
+	if page, err = pageParams(q); err != nil {
+		return
+	}
+	if from, err = timeParam(q.Get("from"), "from", false); err != nil {
+		return
+	}
+	to, err = timeParam(q.Get("to"), "to", true)
+	return
+}
