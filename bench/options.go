@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"lethe/bench/internal/plan"
+	"github.com/lethe-mq/lethe/bench/internal/plan"
 )
 
 // Systems the bench can measure, in the order they run.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"lethe/bench/internal/lethebench"
+	"github.com/lethe-mq/lethe/bench/internal/lethebench"
 )
 
 // quickOptions is -quick with windows short enough that the lethe

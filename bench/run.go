@@ -15,14 +15,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/bench/internal/ceiling"
-	"lethe/bench/internal/lethebench"
-	"lethe/bench/internal/natsbench"
-	"lethe/bench/internal/payload"
-	"lethe/bench/internal/report"
-	"lethe/bench/internal/result"
-	"lethe/bench/internal/riverbench"
-	"lethe/bench/internal/stack"
+	"github.com/lethe-mq/lethe/bench/internal/ceiling"
+	"github.com/lethe-mq/lethe/bench/internal/lethebench"
+	"github.com/lethe-mq/lethe/bench/internal/natsbench"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/report"
+	"github.com/lethe-mq/lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/riverbench"
+	"github.com/lethe-mq/lethe/bench/internal/stack"
 )
 
 // Outcome is what a run produced.

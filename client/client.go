@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // maxErrorBody bounds how much of an error answer is read.

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // Consume defaults.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // Push appends items and answers one result per item, in order. Items

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // Queue is a queue as the server describes it.

@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"lethe/internal/cli"
+	"github.com/lethe-mq/lethe/internal/cli"
 )
 
 func main() {

@@ -15,15 +15,15 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/internal/clock"
-	"lethe/internal/config"
-	"lethe/internal/engine"
-	"lethe/internal/httpapi"
-	"lethe/internal/maintenance"
-	"lethe/internal/metrics"
-	"lethe/internal/pgembed"
-	"lethe/internal/retention"
-	"lethe/internal/schema"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/httpapi"
+	"github.com/lethe-mq/lethe/internal/maintenance"
+	"github.com/lethe-mq/lethe/internal/metrics"
+	"github.com/lethe-mq/lethe/internal/pgembed"
+	"github.com/lethe-mq/lethe/internal/retention"
+	"github.com/lethe-mq/lethe/internal/schema"
 )
 
 // App is a running replica.

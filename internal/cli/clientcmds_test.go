@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"lethe/api"
-	"lethe/client"
-	"lethe/internal/config"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 // lethe runs the CLI in-process with args and stdin, as a user would.

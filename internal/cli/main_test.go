@@ -3,7 +3,7 @@ package cli
 import (
 	"testing"
 
-	"lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lethe/api"
-	"lethe/client"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client"
 )
 
 func init() { extraCommands = append(extraCommands, newPopCmd) }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 func init() { extraCommands = append(extraCommands, newPushCmd) }

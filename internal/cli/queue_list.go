@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lethe/client"
+	"github.com/lethe-mq/lethe/client"
 )
 
 type queueListOptions struct {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lethe/internal/retention"
+	"github.com/lethe-mq/lethe/internal/retention"
 )
 
 func init() { extraCommands = append(extraCommands, newRetentionCmd) }

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"lethe/internal/clock"
-	"lethe/internal/retention"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/retention"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 func TestRetentionStatusAndHistory(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lethe/internal/app"
-	"lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/app"
+	"github.com/lethe-mq/lethe/internal/config"
 )
 
 type serveOptions struct {

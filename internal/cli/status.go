@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lethe/client"
+	"github.com/lethe-mq/lethe/client"
 )
 
 func init() { extraCommands = append(extraCommands, newStatusCmd) }

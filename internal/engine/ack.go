@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // normalizeAckStatus maps Queen's spellings onto lethe's outcomes.

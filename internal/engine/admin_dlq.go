@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/frame"
 )
 
 // DeadLetterFilter selects dead letters; empty fields do not filter. From

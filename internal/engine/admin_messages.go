@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/frame"
 )
 
 // Budget of one message browse: messages live inside segments, so a

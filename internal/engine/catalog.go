@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/clock"
 )
 
 // queueInfoTTL bounds how stale a replica's view of a queue's options may be

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"lethe/api"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // Consumers of one group racing over a few partitions: every message is

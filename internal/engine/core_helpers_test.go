@@ -10,11 +10,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/api"
-	"lethe/internal/clock"
-	"lethe/internal/engine"
-	"lethe/internal/pgtest"
-	"lethe/internal/schema"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/schema"
 )
 
 // coreT0 is where every test's fake clock starts.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // A wildcard pop over 2,000 drained partitions finds the one with work.

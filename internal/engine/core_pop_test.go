@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"lethe/api"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func TestCorePopEmptyAndUnknown(t *testing.T) {

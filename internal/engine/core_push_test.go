@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"lethe/api"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func TestCorePushCreatesQueueAndDefaultPartition(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"lethe/api"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func TestCoreTransactionAckAndPushCommitTogether(t *testing.T) {

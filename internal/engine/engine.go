@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/clock"
 )
 
 // Defaults for Config.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"lethe/api"
-	"lethe/internal/frame"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/frame"
 )
 
 // maxNameLen bounds queue and partition names.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // ParseQueueOptions decodes configure options over base, rejecting unknown

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/frame"
 )
 
 // storedFrame is a decoded frame and its offset.

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // errTxAborted carries the reason a transaction rolled back to the caller.

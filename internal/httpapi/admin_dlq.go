@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {

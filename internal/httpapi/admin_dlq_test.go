@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 type dlqPage struct {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func (s *Server) listConsumerGroups(w http.ResponseWriter, r *http.Request) {

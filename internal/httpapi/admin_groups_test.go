@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"lethe/api"
-	"lethe/internal/config"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func TestAdminConsumerGroupsListAndDetail(t *testing.T) {

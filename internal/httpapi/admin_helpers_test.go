@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"lethe/api"
-	"lethe/internal/clock"
-	"lethe/internal/config"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 // adminT0 is where the fake clock of admin tests starts.

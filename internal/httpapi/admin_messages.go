@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {

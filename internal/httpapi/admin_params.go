@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // pageParams reads limit and offset; the engine checks their bounds.

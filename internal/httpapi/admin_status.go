@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // Version is what GET /api/v1/status reports.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // statusFixture: two queues in namespace "billing" (tasks "invoice" and

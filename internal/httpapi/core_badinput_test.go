@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"lethe/api"
-	"lethe/internal/httpapi"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/httpapi"
 )
 
 // coreBadRequest is one malformed call and the status it must get.

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"lethe/api"
-	"lethe/internal/clock"
-	"lethe/internal/config"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 // coreT0 is where every test's fake clock starts.

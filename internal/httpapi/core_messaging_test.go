@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"lethe/api"
-	"lethe/internal/config"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/config"
 )
 
 func TestCoreHTTPPushAndPop(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 func TestCoreHTTPConfigureAndResources(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // The two hottest answers, push results and pop responses, are encoded by

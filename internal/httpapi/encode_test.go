@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // sameJSON decodes both encodings generically and compares them, so key

@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"strings"
 
-	"lethe/api"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func errorBody(msg string) api.Error { return api.Error{Error: msg} }

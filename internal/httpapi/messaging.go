@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"lethe/api"
-	"lethe/internal/engine"
-	"lethe/internal/pushdec"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/pushdec"
 )
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) {

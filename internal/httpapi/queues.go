@@ -3,8 +3,8 @@ package httpapi
 import (
 	"net/http"
 
-	"lethe/api"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func (s *Server) configure(w http.ResponseWriter, r *http.Request) {

@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"time"
 
-	"lethe/api"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // MaxBodyBytesDefault bounds a request body; larger bodies answer 413.

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"lethe/api"
-	"lethe/internal/config"
-	"lethe/internal/maintenance"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/maintenance"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 // start runs a replica whose data directory (and so its buffer) is dir.

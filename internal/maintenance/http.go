@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // requestTimeout bounds the database work of one maintenance call.

@@ -19,9 +19,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/internal/clock"
-	"lethe/internal/engine"
-	"lethe/internal/httpapi"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/httpapi"
 )
 
 // Defaults for Config.

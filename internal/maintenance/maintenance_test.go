@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"lethe/api"
-	"lethe/internal/config"
-	"lethe/internal/maintenance"
-	"lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/maintenance"
+	"github.com/lethe-mq/lethe/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"lethe/api"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // maxIDLen is the engine's limit on transaction and trace ids.

@@ -10,8 +10,8 @@ import (
 	"io/fs"
 	"os"
 
-	"lethe/api"
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // replayBatchBytes bounds the payload bytes of one replayed push.

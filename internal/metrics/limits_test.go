@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"testing"
 
-	"lethe/api"
-	"lethe/internal/metrics"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/metrics"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 func TestQueueGaugesKeepTheDeepestQueues(t *testing.T) {

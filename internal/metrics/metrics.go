@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // MaxQueueLabelsDefault bounds the distinct queue labels the counters keep;

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"lethe/api"
-	"lethe/internal/config"
-	"lethe/internal/pgtest"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

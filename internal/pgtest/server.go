@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/internal/pgembed"
+	"github.com/lethe-mq/lethe/internal/pgembed"
 )
 
 // EnvURL names the variable that points tests at an existing server.

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"lethe/internal/pgembed"
+	"github.com/lethe-mq/lethe/internal/pgembed"
 )
 
 // watchdogScript waits until its stdin reaches EOF - which happens when

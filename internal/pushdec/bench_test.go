@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // pushBody builds a push body of n items whose payloads are objects of about

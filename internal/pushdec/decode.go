@@ -5,7 +5,7 @@
 // while matching encoding/json's results exactly.
 package pushdec
 
-import "lethe/api"
+import "github.com/lethe-mq/lethe/api"
 
 // Decode parses a push body, {"items":[{"queue":..., "partition":...,
 // "payload":..., "transactionId":..., "traceId":...}, ...]}, with the same

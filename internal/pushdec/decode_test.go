@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 func TestDecodeValues(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"lethe/internal/pushdec"
+	"github.com/lethe-mq/lethe/internal/pushdec"
 )
 
 func ExampleDecode() {

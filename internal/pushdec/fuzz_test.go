@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // fuzzSeeds are tricky bodies, valid and not; the table tests and the fuzzer

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // item decodes one element of the items array: an object, or null (which

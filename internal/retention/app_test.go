@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"lethe/internal/clock"
-	"lethe/internal/config"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 // TestReplicaRunsTheLoopAndServesItsRoutesAndMetrics checks the wiring in

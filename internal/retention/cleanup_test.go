@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // day is a day of the fake clock.

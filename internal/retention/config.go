@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/clock"
 )
 
 // Defaults for Config (seed 000's values).

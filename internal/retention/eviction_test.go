@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"lethe/api"
+	"github.com/lethe-mq/lethe/api"
 )
 
 func TestMaxWaitEvictsLeasedDataAndRecordsWhatEachGroupLost(t *testing.T) {

@@ -14,11 +14,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/api"
-	"lethe/internal/clock"
-	"lethe/internal/engine"
-	"lethe/internal/pgtest"
-	"lethe/internal/schema"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/schema"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

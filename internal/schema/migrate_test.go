@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/internal/pgtest"
-	"lethe/internal/schema"
+	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/schema"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

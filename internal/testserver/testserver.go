@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"lethe/internal/app"
-	"lethe/internal/clock"
-	"lethe/internal/config"
-	"lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/app"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/pgtest"
 )
 
 // Options adjust the replica.

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -15,10 +15,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/bench/internal/payload"
-	"lethe/bench/internal/plan"
-	"lethe/bench/internal/result"
-	"lethe/internal/frame"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/plan"
+	"github.com/lethe-mq/lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/internal/frame"
 )
 
 // framesPerRow is the segment size of the ingest ceiling.

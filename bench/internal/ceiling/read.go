@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"lethe/bench/internal/meter"
-	"lethe/bench/internal/payload"
-	"lethe/bench/internal/result"
-	"lethe/internal/frame"
+	"github.com/lethe-mq/lethe/bench/internal/meter"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/internal/frame"
 )
 
 const readConns = 8

@@ -13,9 +13,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"lethe/bench/internal/meter"
-	"lethe/bench/internal/payload"
-	"lethe/internal/frame"
+	"github.com/lethe-mq/lethe/bench/internal/meter"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/internal/frame"
 )
 
 // backlog describes messages written straight into lethe's tables (COPY of

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"lethe/bench/internal/meter"
-	"lethe/bench/internal/payload"
-	"lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/meter"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/result"
 )
 
 // consumeBatch is how many messages one pop asks for.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/bench/internal/plan"
-	"lethe/bench/internal/result"
-	"lethe/bench/internal/stack"
+	"github.com/lethe-mq/lethe/bench/internal/plan"
+	"github.com/lethe-mq/lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/stack"
 )
 
 // Env is what the scenarios run against.

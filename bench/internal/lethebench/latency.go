@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"lethe/bench/internal/meter"
-	"lethe/bench/internal/payload"
-	"lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/meter"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/result"
 )
 
 // latencyPartitions and latencyConsumers shape the end-to-end run: one

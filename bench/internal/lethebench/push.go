@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"lethe/bench/internal/meter"
-	"lethe/bench/internal/payload"
-	"lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/meter"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/result"
 )
 
 // PushShape is one cell of the push matrix.

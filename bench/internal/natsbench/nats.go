@@ -15,9 +15,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"lethe/bench/internal/payload"
-	"lethe/bench/internal/plan"
-	"lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/plan"
+	"github.com/lethe-mq/lethe/bench/internal/result"
 )
 
 // Env is what the NATS scenarios run against.

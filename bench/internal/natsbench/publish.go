@@ -6,9 +6,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"lethe/bench/internal/meter"
-	"lethe/bench/internal/payload"
-	"lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/meter"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/result"
 )
 
 // publish: batch 1 is a synchronous Publish (wait for the ack) per message;

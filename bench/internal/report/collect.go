@@ -6,7 +6,7 @@ package report
 import (
 	"sync"
 
-	"lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/result"
 )
 
 // Meta describes the run.

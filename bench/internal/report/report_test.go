@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"lethe/bench/internal/meter"
-	"lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/meter"
+	"github.com/lethe-mq/lethe/bench/internal/result"
 )
 
 func sample() []result.Result {

@@ -5,7 +5,7 @@ package result
 import (
 	"slices"
 
-	"lethe/bench/internal/meter"
+	"github.com/lethe-mq/lethe/bench/internal/meter"
 )
 
 // Systems.

@@ -20,9 +20,9 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
-	"lethe/bench/internal/payload"
-	"lethe/bench/internal/plan"
-	"lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/plan"
+	"github.com/lethe-mq/lethe/bench/internal/result"
 )
 
 // Env is what River runs against.

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"lethe/internal/app"
-	"lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/app"
+	"github.com/lethe-mq/lethe/internal/config"
 )
 
 // Lethe is a running lethe server.
@@ -62,7 +62,10 @@ func BuildLethe(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// ModuleRoot is the folder of lethe's go.mod.
+// ModuleRoot is the folder of lethe's own go.mod. The bench is a module of
+// its own in lethe's bench/ folder, run from either folder (the go.work at
+// lethe's root makes `go run ./bench` work there), so it is the nearest
+// folder at or above the current module's that holds cmd/lethe.
 func ModuleRoot(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
@@ -70,9 +73,16 @@ func ModuleRoot(ctx context.Context) (string, error) {
 	}
 	gomod := strings.TrimSpace(string(out))
 	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("run the bench from inside the lethe module (go run ./bench)")
+		return "", errors.New("run the bench from lethe's folder (go run ./bench)")
 	}
-	return filepath.Dir(gomod), nil
+	for dir := filepath.Dir(gomod); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "cmd", "lethe")); err == nil {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("no cmd/lethe at or above %s: run the bench from lethe's folder", gomod)
+		}
+	}
 }
 
 // StartLetheProcess runs `bin serve` against dsn on a free loopback port,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"lethe/internal/pgembed"
+	"github.com/lethe-mq/lethe/internal/pgembed"
 )
 
 // Postgres is the private cluster every Postgres-backed system shares, so

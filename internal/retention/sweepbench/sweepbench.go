@@ -19,9 +19,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"lethe/internal/clock"
-	"lethe/internal/frame"
-	"lethe/internal/retention"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/retention"
 )
 
 // Config sizes the backlog. Zero values take the defaults: 10,000 segments

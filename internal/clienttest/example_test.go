@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"log"
 	"time"
 
-	"lethe/api"
-	"lethe/client"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client"
 )
 
 // Push a message, pop it, and acknowledge it.

@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"lethe/internal/app"
-	"lethe/internal/config"
-	"lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/app"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

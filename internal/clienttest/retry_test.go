@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"lethe/api"
-	"lethe/client"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 // flaky is a real HTTP server that fails its first failures requests the

@@ -1,13 +1,13 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
 	"encoding/json"
 	"testing"
 
-	"lethe/api"
-	"lethe/client"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 func TestQueueLifecycle(t *testing.T) {

@@ -1,4 +1,4 @@
-package client_test
+package clienttest_test
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"lethe/api"
-	"lethe/client"
-	"lethe/internal/config"
-	"lethe/internal/testserver"
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 func TestAPIErrorDecoding(t *testing.T) {

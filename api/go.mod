@@ -1,0 +1,3 @@
+module github.com/lethe-mq/lethe/api
+
+go 1.22
