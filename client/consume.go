@@ -75,7 +75,11 @@ func (c *Client) Consume(ctx context.Context, queue string, opts ConsumeOptions,
 	cons.lastMessage.Store(time.Now().UnixNano())
 	var wg sync.WaitGroup
 	for range opts.Concurrency {
-		wg.Go(func() { cons.work(ctx) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cons.work(ctx)
+		}()
 	}
 	wg.Wait()
 	if cons.fatal != nil {
