@@ -100,9 +100,9 @@ func TestTheHashPurgeStopsAtTheFirstHashInsideItsWindow(t *testing.T) {
 		e.pushSegment("q", "p", 2) // offsets 0..9, hashes stored at t0
 	}
 	e.clock.Advance(20 * time.Minute)
-	e.pushSegment("q", "p", 1) // offset 10, inside the window below
-	e.clock.Set(t0)            // a replica whose clock is behind
-	e.pushSegment("q", "p", 2) // offsets 11..12, stored "at t0"
+	e.pushSegment("q", "p", 1)                            // offset 10, inside the window below
+	e.clock.Set(t0)                                       // a replica whose clock is behind
+	e.pushSegment("q", "p", 2)                            // offsets 11..12, stored "at t0"
 	e.clock.Set(t0.Add(20*time.Minute + 899*time.Second)) // the window (900 s) holds offset 10 only
 
 	res := e.cycle()
