@@ -34,11 +34,11 @@ type spec struct {
 	// never: 0 or off means never (stored as Never).
 	never bool
 	// exclude is a value in range that is refused, with why.
-	exclude      *int64
-	excludeWhy   string
-	choices      []string
-	meaning      string
-	readBy string // where it is read when not by this package
+	exclude    *int64
+	excludeWhy string
+	choices    []string
+	meaning    string
+	readBy     string // where it is read when not by this package
 }
 
 var migrationLock int64 = 737000
