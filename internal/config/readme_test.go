@@ -29,27 +29,35 @@ func tableRow(v config.Variable) string {
 	return "| `" + v.Name + "` | " + def + " | " + rng + " | " + v.Meaning + " |"
 }
 
+// settingsRows returns the rows of the settings tables in a markdown file
+// (those under the header "| variable | default | range | meaning |").
+func settingsRows(t *testing.T, path string) []string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	in := false
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| variable | default | range | meaning |"):
+			in = true
+		case in && strings.HasPrefix(line, "| `"):
+			rows = append(rows, line)
+		case in && !strings.HasPrefix(line, "|"):
+			in = false
+		}
+	}
+	return rows
+}
+
 // TestTheReadmeTableIsTheConfig checks README.md's configuration table,
 // row by row, against config.Variables: every variable, its default, its
 // range. A failure prints the table to paste.
 func TestTheReadmeTableIsTheConfig(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	in := false
-	for _, line := range strings.Split(string(readme), "\n") {
-		switch {
-		case strings.HasPrefix(line, "| variable | default | range | meaning |"):
-			in = true
-		case in && strings.HasPrefix(line, "| `"):
-			got = append(got, line)
-		case in && !strings.HasPrefix(line, "|"):
-			in = false
-		}
-	}
+	got := settingsRows(t, "README.md")
 	var want []string
 	for _, v := range config.Variables() {
 		want = append(want, tableRow(v))
@@ -57,6 +65,26 @@ func TestTheReadmeTableIsTheConfig(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("README.md's configuration table differs from internal/config; it should read:\n\n"+
 			"| variable | default | range | meaning |\n|---|---|---|---|\n%s", strings.Join(want, "\n"))
+	}
+}
+
+// TestTheRetentionGuideSettingsAreTheConfig checks the rows of
+// docs/retention.md's settings table, a part of the README's.
+func TestTheRetentionGuideSettingsAreTheConfig(t *testing.T) {
+	t.Parallel()
+	want := map[string]string{}
+	for _, v := range config.Variables() {
+		want[v.Name] = tableRow(v)
+	}
+	rows := settingsRows(t, "docs/retention.md")
+	if len(rows) < 5 {
+		t.Fatalf("found %d settings rows in docs/retention.md; the table moved or its header changed", len(rows))
+	}
+	for _, row := range rows {
+		name := strings.Trim(strings.Fields(row)[1], "`")
+		if row != want[name] {
+			t.Errorf("docs/retention.md has\n%s\nwant\n%s", row, want[name])
+		}
 	}
 }
 
