@@ -66,7 +66,7 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error)
 	res := &SeekResult{Success: true, ConsumerGroup: req.Group, QueueName: req.Queue, Partition: req.Partition,
 		SeekToEnd: req.ToEnd, TargetTimestamp: req.Timestamp}
 	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		pids, committed, clamped, err := e.seekTargets(ctx, tx, qid, only, req.Timestamp)
+		pids, committed, clamped, err := e.seekTargets(ctx, tx, qid, only, req.Group, req.Timestamp)
 		if err != nil {
 			return err
 		}
@@ -106,12 +106,21 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error)
 
 // seekTargets returns the partitions to move, sorted by id, with the
 // committed offset each gets, and how many were clamped to their low
-// watermark. It takes FOR KEY SHARE on each partition row first: a
-// retention step holds the row FOR UPDATE while it reads the cursors and
-// deletes, so the seek reads its target after any such step committed, and
-// a step that comes later sees the moved cursor. A seek can therefore
-// never point a cursor at data a concurrent sweep is deleting.
-func (e *Engine) seekTargets(ctx context.Context, tx pgx.Tx, qid int64, only *uuid.UUID, at *time.Time) ([]uuid.UUID, []int64, int, error) {
+// watermark. It takes FOR KEY SHARE on each partition row before reading
+// its target: a retention step holds the row FOR UPDATE while it reads the
+// cursors and deletes, so the seek reads its target after any such step
+// committed, and a step that comes later sees the moved cursor. A seek
+// therefore never points a cursor at data a concurrent sweep is deleting.
+// The group's cursors are locked before the partitions, the order of every
+// writer that holds a cursor and then a partition (a transaction's acks,
+// then its pushes), so the seek cannot deadlock with them.
+func (e *Engine) seekTargets(ctx context.Context, tx pgx.Tx, qid int64, only *uuid.UUID, group string, at *time.Time) ([]uuid.UUID, []int64, int, error) {
+	if _, err := tx.Exec(ctx, `
+		SELECT 1 FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
+		 WHERE p.queue_id = $1 AND ($2::uuid IS NULL OR p.id = $2) AND c.group_name = $3
+		 ORDER BY c.partition_id FOR UPDATE OF c`, qid, only, group); err != nil {
+		return nil, nil, 0, fmt.Errorf("lock cursors to seek: %w", err)
+	}
 	rows, err := tx.Query(ctx, `
 		SELECT id, next_offset, low_watermark, last_push_at FROM lethe.partitions
 		 WHERE queue_id = $1 AND ($2::uuid IS NULL OR id = $2) ORDER BY id FOR KEY SHARE`, qid, only)

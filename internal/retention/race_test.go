@@ -113,3 +113,40 @@ func TestASweepStepWaitsForASeekAndSeesItsCursor(t *testing.T) {
 		t.Fatalf("the sweep deleted %+v after g sought back; want nothing deleted", res.Total())
 	}
 }
+
+func TestASeekCannotDeadlockWithATransactionThatAcksThenPushes(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.pushSegment("q", "p", 3)
+	e.consume("q", "p", "g", 1)
+	pid := e.partitionID("q", "p")
+
+	// A transaction's acks hold g's cursor; its push will then lock the
+	// partition.
+	tx, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(e.ctx) //nolint:errcheck
+	if _, err := tx.Exec(e.ctx, `SELECT 1 FROM lethe.cursors WHERE partition_id = $1 AND group_name = 'g' FOR UPDATE`, pid); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.eng.Seek(context.Background(), engine.SeekRequest{Group: "g", Queue: "q", ToEnd: true})
+		done <- err
+	}()
+	e.waitForLockWait()
+	if _, err := tx.Exec(e.ctx, `SET LOCAL lock_timeout = '5s'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(e.ctx, `SELECT 1 FROM lethe.partitions WHERE id = $1 FOR UPDATE`, pid); err != nil {
+		t.Fatalf("the transaction could not lock the partition while the seek waited: %v", err)
+	}
+	if err := tx.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("seek: %v", err)
+	}
+}
