@@ -116,8 +116,12 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	}
 	prom.Registry().MustRegister(maint.Collectors()...)
 	a.services = append(a.services, maint)
+	for _, n := range cfg.Notices {
+		log.Info(n)
+	}
 	a.Retention = retention.New(a.Pool, retention.Config{Clock: a.Clock, Logger: log,
 		Interval: cfg.Retention.Interval, BatchSize: cfg.Retention.BatchSize, LockID: cfg.Retention.LockID,
+		MaxBusy:              cfg.Retention.MaxBusy,
 		MetricsRetentionDays: cfg.Retention.MetricsRetentionDays, DLQRetentionDays: cfg.Retention.DLQRetentionDays,
 		PartitionCleanupDays: cfg.Retention.PartitionCleanupDays, KeepPartitions: !cfg.Retention.PartitionCleanup,
 		Forget: a.Engine.Forget})

@@ -1,12 +1,14 @@
 // Package config reads lethe's server settings from the environment, using
 // Queen's variable names where Queen has one so its deployment docs apply.
+// Every variable's default and range are written once, in vars.go; a value
+// out of range stops lethe at start with one line naming the variable and
+// what it accepts.
 package config
 
 import (
 	"fmt"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -24,122 +26,110 @@ type Server struct {
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
 
 	Retention Retention
+
+	// Notices are lines to log once at start: settings accepted that have
+	// no effect.
+	Notices []string
 }
 
 // Retention is the maintenance loop's settings (seed 000's names).
 type Retention struct {
-	Enabled              bool          // RETENTION_ENABLED (default true): run the loop at all
-	Interval             time.Duration // RETENTION_INTERVAL in ms (5000)
-	BatchSize            int           // RETENTION_BATCH_SIZE (1000)
-	LockID               int64         // RETENTION_LOCK_ID (737001)
-	MetricsRetentionDays int           // METRICS_RETENTION_DAYS (90)
-	PartitionCleanupDays int           // PARTITION_CLEANUP_DAYS (30)
-	PartitionCleanup     bool          // LETHE_PARTITION_CLEANUP_ENABLED / QUEEN_PARTITION_CLEANUP_ENABLED (true)
-	Parallelism          int           // RETENTION_PARALLELISM: accepted, has no effect
-	DLQRetentionDays     int           // DLQ_RETENTION_DAYS (0 = keep dead letters forever)
+	Enabled              bool          // RETENTION_ENABLED: run the loop at all
+	Interval             time.Duration // RETENTION_INTERVAL, in ms
+	BatchSize            int           // RETENTION_BATCH_SIZE
+	MaxBusy              float64       // RETENTION_MAX_BUSY
+	LockID               int64         // RETENTION_LOCK_ID
+	MetricsRetentionDays int           // METRICS_RETENTION_DAYS; Never keeps
+	DLQRetentionDays     int           // DLQ_RETENTION_DAYS; Never keeps
+	PartitionCleanupDays int           // PARTITION_CLEANUP_DAYS
+	PartitionCleanup     bool          // LETHE_PARTITION_CLEANUP_ENABLED / QUEEN_PARTITION_CLEANUP_ENABLED
 }
 
 // FromEnv reads the environment. Bad values are errors that name the
-// variable, not silent defaults.
-func FromEnv() (Server, error) {
-	e := envReader{}
+// variable and what it accepts, not silent defaults.
+func FromEnv() (Server, error) { return fromLookup(os.LookupEnv) }
+
+func fromLookup(lookup func(string) (string, bool)) (Server, error) {
+	r := &reader{lookup: lookup}
 	c := Server{
-		Host:            e.str("HOST", "0.0.0.0"),
-		Port:            e.int("PORT", 6632),
-		DatabaseURL:     os.Getenv("DATABASE_URL"),
-		DataDir:         e.str("LETHE_DATA_DIR", "./lethe-data"),
-		PoolSize:        e.int("DB_POOL_SIZE", 40),
-		LogLevel:        strings.ToLower(e.str("LOG_LEVEL", "info")),
-		MaxPayloadBytes: e.int("MAX_PAYLOAD_BYTES", 4<<20),
-		AuthToken:       os.Getenv("LETHE_AUTH_TOKEN"),
-		OperatorToken:   os.Getenv("LETHE_OPERATOR_TOKEN"),
+		Host:            r.text(varHost),
+		Port:            int(r.whole(varPort)),
+		DatabaseURL:     r.text(varDatabaseURL),
+		DataDir:         r.text(varDataDir),
+		PoolSize:        int(r.whole(varPoolSize)),
+		LogLevel:        r.text(varLogLevel),
+		MaxPayloadBytes: int(r.whole(varMaxPayload)),
+		AuthToken:       r.text(varAuthToken),
+		OperatorToken:   r.text(varOperator),
 		Retention: Retention{
-			Enabled:              e.bool("RETENTION_ENABLED", true),
-			Interval:             time.Duration(e.int("RETENTION_INTERVAL", 5000)) * time.Millisecond,
-			BatchSize:            e.int("RETENTION_BATCH_SIZE", 1000),
-			LockID:               int64(e.int("RETENTION_LOCK_ID", 737001)),
-			MetricsRetentionDays: e.int("METRICS_RETENTION_DAYS", 90),
-			PartitionCleanupDays: e.int("PARTITION_CLEANUP_DAYS", 30),
-			PartitionCleanup:     e.bool("LETHE_PARTITION_CLEANUP_ENABLED", e.bool("QUEEN_PARTITION_CLEANUP_ENABLED", true)),
-			Parallelism:          e.int("RETENTION_PARALLELISM", 1),
-			DLQRetentionDays:     e.int("DLQ_RETENTION_DAYS", 0),
+			Enabled:              r.flag(varRetentionEnabled),
+			Interval:             time.Duration(r.whole(varInterval)) * time.Millisecond,
+			BatchSize:            int(r.whole(varBatchSize)),
+			MaxBusy:              r.decimal(varMaxBusy),
+			LockID:               r.whole(varLockID),
+			MetricsRetentionDays: int(r.whole(varMetricsDays)),
+			DLQRetentionDays:     int(r.whole(varDLQDays)),
+			PartitionCleanupDays: int(r.whole(varCleanupDays)),
+			PartitionCleanup:     r.flag(varCleanupQueen),
 		},
 	}
-	if c.DatabaseURL == "" && os.Getenv("PG_HOST") != "" {
-		c.DatabaseURL = pgURLFromParts(e)
+	if r.isSet(varCleanupLethe) {
+		c.Retention.PartitionCleanup = r.flag(varCleanupLethe)
 	}
-	if len(e.errs) > 0 {
-		return c, fmt.Errorf("configuration: %s", strings.Join(e.errs, "; "))
+	if r.isSet(varParallelism) {
+		n := r.whole(varParallelism)
+		c.Notices = append(c.Notices, fmt.Sprintf(
+			"RETENTION_PARALLELISM=%d has no effect: accepted for compatibility with Queen; one replica sweeps, one step at a time", n))
+	}
+	if c.DatabaseURL == "" && r.isSet(varPGHost) {
+		c.DatabaseURL = pgURLFromParts(r)
+	}
+	if len(r.errs) > 0 {
+		return c, fmt.Errorf("configuration: %s", strings.Join(r.errs, "; "))
 	}
 	return c, c.Validate()
 }
 
-// Validate checks ranges.
+// Validate checks every number against its variable's range, for a Server
+// built in code or changed by flags after FromEnv.
 func (c Server) Validate() error {
-	switch {
-	case c.Port < 0 || c.Port > 65535:
-		return fmt.Errorf("PORT must be between 0 and 65535, got %d", c.Port)
-	case c.PoolSize < 4:
-		return fmt.Errorf("DB_POOL_SIZE must be at least 4, got %d", c.PoolSize)
-	case c.MaxPayloadBytes < 1024:
-		return fmt.Errorf("MAX_PAYLOAD_BYTES must be at least 1024, got %d", c.MaxPayloadBytes)
-	case c.Retention.Interval < 10*time.Millisecond:
-		return fmt.Errorf("RETENTION_INTERVAL must be at least 10 (ms), got %d", c.Retention.Interval.Milliseconds())
-	case c.Retention.BatchSize < 1 || c.Retention.BatchSize > 100_000:
-		return fmt.Errorf("RETENTION_BATCH_SIZE must be between 1 and 100000, got %d", c.Retention.BatchSize)
-	case c.Retention.DLQRetentionDays < 0:
-		return fmt.Errorf("DLQ_RETENTION_DAYS must be 0 (keep) or a number of days, got %d", c.Retention.DLQRetentionDays)
+	r := c.Retention
+	for _, v := range []struct {
+		spec spec
+		n    int64
+	}{
+		{varPort, int64(c.Port)},
+		{varPoolSize, int64(c.PoolSize)},
+		{varMaxPayload, int64(c.MaxPayloadBytes)},
+		{varInterval, r.Interval.Milliseconds()},
+		{varBatchSize, int64(r.BatchSize)},
+		{varLockID, r.LockID},
+		{varMetricsDays, int64(r.MetricsRetentionDays)},
+		{varDLQDays, int64(r.DLQRetentionDays)},
+		{varCleanupDays, int64(r.PartitionCleanupDays)},
+	} {
+		if !(v.spec.never && v.n == Never) && !v.spec.wholeOK(v.n) {
+			return fmt.Errorf("configuration: %s", v.spec.complaint(fmt.Sprint(v.n)))
+		}
 	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		return fmt.Errorf("LOG_LEVEL must be debug, info, warn or error, got %q", c.LogLevel)
+	if !varMaxBusy.decimalOK(r.MaxBusy) {
+		return fmt.Errorf("configuration: %s", varMaxBusy.complaint(fmt.Sprint(r.MaxBusy)))
 	}
-	return nil
+	for _, l := range varLogLevel.choices {
+		if c.LogLevel == l {
+			return nil
+		}
+	}
+	return fmt.Errorf("configuration: %s", varLogLevel.complaint(c.LogLevel))
 }
 
 // Queen's PG_* variables, with Queen's defaults.
-func pgURLFromParts(e envReader) string {
+func pgURLFromParts(r *reader) string {
 	u := url.URL{
 		Scheme: "postgres",
-		User:   url.UserPassword(e.str("PG_USER", "postgres"), e.str("PG_PASSWORD", "postgres")),
-		Host:   e.str("PG_HOST", "localhost") + ":" + e.str("PG_PORT", "5432"),
-		Path:   "/" + e.str("PG_DB", "postgres"),
+		User:   url.UserPassword(r.text(varPGUser), r.text(varPGPassword)),
+		Host:   r.text(varPGHost) + ":" + fmt.Sprint(r.whole(varPGPort)),
+		Path:   "/" + r.text(varPGDB),
 	}
 	return u.String()
-}
-
-type envReader struct{ errs []string }
-
-func (e *envReader) str(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok && v != "" {
-		return v
-	}
-	return def
-}
-
-func (e *envReader) int(key string, def int) int {
-	v := os.Getenv(key)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		e.errs = append(e.errs, fmt.Sprintf("%s must be a whole number, got %q", key, v))
-		return def
-	}
-	return n
-}
-
-func (e *envReader) bool(key string, def bool) bool {
-	v := os.Getenv(key)
-	if v == "" {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		e.errs = append(e.errs, fmt.Sprintf("%s must be true or false, got %q", key, v))
-		return def
-	}
-	return b
 }

@@ -31,6 +31,10 @@ type SeekResult struct {
 	PartitionsUpdated int        `json:"partitionsUpdated"`
 	// CommittedOffset is where a one-partition seek left the cursor.
 	CommittedOffset *int64 `json:"committedOffset,omitempty"`
+	// ClampedPartitions counts partitions where the target time lies at or
+	// before the oldest message still retained, older ones having been
+	// deleted by retention: those cursors start at the oldest retained one.
+	ClampedPartitions int `json:"clampedPartitions,omitempty"`
 }
 
 // Seek sets the group's committed offset on each partition: next_offset-1
@@ -62,10 +66,11 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error)
 	res := &SeekResult{Success: true, ConsumerGroup: req.Group, QueueName: req.Queue, Partition: req.Partition,
 		SeekToEnd: req.ToEnd, TargetTimestamp: req.Timestamp}
 	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		pids, committed, err := e.seekTargets(ctx, tx, qid, only, req.Timestamp)
+		pids, committed, clamped, err := e.seekTargets(ctx, tx, qid, only, req.Group, req.Timestamp)
 		if err != nil {
 			return err
 		}
+		res.ClampedPartitions = clamped
 		// Sorted by partition id, so concurrent seeks lock cursors in the
 		// same order and cannot deadlock.
 		_, err = tx.Exec(ctx, `
@@ -90,34 +95,53 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error)
 	if err != nil {
 		return nil, err
 	}
+	if res.ClampedPartitions > 0 {
+		e.log.Info("seek target precedes retained data: cursors start at the oldest retained message",
+			"queue", req.Queue, "consumer_group", req.Group, "partitions", res.ClampedPartitions)
+	}
 	// Seeking back makes messages available: wake long polls.
 	e.notifier.notify(req.Queue)
 	return res, nil
 }
 
 // seekTargets returns the partitions to move, sorted by id, with the
-// committed offset each gets.
-func (e *Engine) seekTargets(ctx context.Context, tx pgx.Tx, qid int64, only *uuid.UUID, at *time.Time) ([]uuid.UUID, []int64, error) {
+// committed offset each gets, and how many were clamped to their low
+// watermark. It takes FOR KEY SHARE on each partition row before reading
+// its target: a retention step holds the row FOR UPDATE while it reads the
+// cursors and deletes, so the seek reads its target after any such step
+// committed, and a step that comes later sees the moved cursor. A seek
+// therefore never points a cursor at data a concurrent sweep is deleting.
+// The group's cursors are locked before the partitions, the order of every
+// writer that holds a cursor and then a partition (a transaction's acks,
+// then its pushes), so the seek cannot deadlock with them.
+func (e *Engine) seekTargets(ctx context.Context, tx pgx.Tx, qid int64, only *uuid.UUID, group string, at *time.Time) ([]uuid.UUID, []int64, int, error) {
+	if _, err := tx.Exec(ctx, `
+		SELECT 1 FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
+		 WHERE p.queue_id = $1 AND ($2::uuid IS NULL OR p.id = $2) AND c.group_name = $3
+		 ORDER BY c.partition_id FOR UPDATE OF c`, qid, only, group); err != nil {
+		return nil, nil, 0, fmt.Errorf("lock cursors to seek: %w", err)
+	}
 	rows, err := tx.Query(ctx, `
-		SELECT id, next_offset, last_push_at FROM lethe.partitions
-		 WHERE queue_id = $1 AND ($2::uuid IS NULL OR id = $2) ORDER BY id`, qid, only)
+		SELECT id, next_offset, low_watermark, last_push_at FROM lethe.partitions
+		 WHERE queue_id = $1 AND ($2::uuid IS NULL OR id = $2) ORDER BY id FOR KEY SHARE`, qid, only)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list partitions to seek: %w", err)
+		return nil, nil, 0, fmt.Errorf("list partitions to seek: %w", err)
 	}
 	type part struct {
-		id       uuid.UUID
-		next     int64
-		lastPush *time.Time
+		id        uuid.UUID
+		next, low int64
+		lastPush  *time.Time
 	}
 	parts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (part, error) {
 		var p part
-		return p, r.Scan(&p.id, &p.next, &p.lastPush)
+		return p, r.Scan(&p.id, &p.next, &p.low, &p.lastPush)
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("list partitions to seek: %w", err)
+		return nil, nil, 0, fmt.Errorf("list partitions to seek: %w", err)
 	}
 	pids := make([]uuid.UUID, len(parts))
 	committed := make([]int64, len(parts))
+	clamped := 0
 	for i, p := range parts {
 		pids[i], committed[i] = p.id, p.next-1
 		// last_push_at is never earlier than the frames it wrote, so a
@@ -128,9 +152,13 @@ func (e *Engine) seekTargets(ctx context.Context, tx pgx.Tx, qid int64, only *uu
 		}
 		off, err := offsetAt(ctx, tx, p.id, *at)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
+		}
+		if off <= p.low && p.low > 0 {
+			off = p.low
+			clamped++
 		}
 		committed[i] = off - 1
 	}
-	return pids, committed, nil
+	return pids, committed, clamped, nil
 }

@@ -15,7 +15,9 @@ const cleanupKey = "retention.partition_cleanup"
 
 // cleanupPhase deletes partitions that stayed empty and idle for
 // PartitionCleanupDays, then the 'all'-mode subscriptions of groups left
-// without a cursor on their queue, at most once a minute across replicas.
+// without a cursor on a queue that holds nothing, at most once a minute
+// across replicas. A partition whose deletion fails is recorded and
+// skipped.
 func (s *Service) cleanupPhase(ctx context.Context, conn *pgx.Conn, now time.Time, res *CycleResult) error {
 	if s.cfg.KeepPartitions {
 		return nil
@@ -25,7 +27,10 @@ func (s *Service) cleanupPhase(ctx context.Context, conn *pgx.Conn, now time.Tim
 		return err
 	}
 	res.CleanupRan = true
-	idleBefore := now.Add(-time.Duration(s.cfg.PartitionCleanupDays) * 24 * time.Hour)
+	idleBefore, ok := daysBefore(now, s.cfg.PartitionCleanupDays)
+	if !ok {
+		return nil
+	}
 	forgotten := map[string]bool{}
 	defer func() {
 		for q := range forgotten {
@@ -36,22 +41,18 @@ func (s *Service) cleanupPhase(ctx context.Context, conn *pgx.Conn, now time.Tim
 	}()
 	after := uuid.Nil
 	for n := 0; ; n++ {
-		if err := s.between(ctx, PhaseCleanup, n); err != nil {
-			return fmt.Errorf("retention: partition cleanup: %w", err)
-		}
-		ids, err := s.cleanupCandidates(ctx, conn, after, idleBefore)
+		var ids []uuid.UUID
+		err := s.step(ctx, PhaseCleanup, n, func(sctx context.Context) error {
+			var err error
+			ids, err = s.cleanupCandidates(sctx, conn, after, idleBefore)
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		for _, id := range ids {
-			queue, err := s.cleanupPartition(ctx, conn, id, idleBefore, now)
-			if err != nil {
+			if err := s.cleanupOne(ctx, conn, id, idleBefore, now, res, forgotten); err != nil {
 				return err
-			}
-			if queue != "" {
-				res.PartitionsDeleted++
-				s.metrics.partitionsDeleted.Inc()
-				forgotten[queue] = true
 			}
 		}
 		if len(ids) < s.cfg.BatchSize {
@@ -60,6 +61,27 @@ func (s *Service) cleanupPhase(ctx context.Context, conn *pgx.Conn, now time.Tim
 		after = ids[len(ids)-1]
 	}
 	return s.cleanupSubscriptions(ctx, conn, idleBefore, res)
+}
+
+// cleanupOne deletes one candidate partition, recording a failure and
+// going on unless the cycle must stop.
+func (s *Service) cleanupOne(ctx context.Context, conn *pgx.Conn, id uuid.UUID, idleBefore, now time.Time,
+	res *CycleResult, forgotten map[string]bool) error {
+	var queue string
+	err := s.step(ctx, PhaseCleanup, 0, func(sctx context.Context) error {
+		var err error
+		queue, err = s.cleanupPartition(sctx, conn, id, idleBefore, now)
+		return err
+	})
+	if err != nil {
+		return s.failed(ctx, conn, PhaseCleanup, "", id.String(), err, res)
+	}
+	if queue != "" {
+		res.PartitionsDeleted++
+		s.metrics.partitionsDeleted.Inc()
+		forgotten[queue] = true
+	}
+	return nil
 }
 
 // cleanupDue claims this minute's cleanup: the update happens, and a row
@@ -88,9 +110,7 @@ func (s *Service) cleanupDue(ctx context.Context, conn *pgx.Conn, now time.Time)
 // cleanupCandidates lists, in id order after after, partitions that look
 // reclaimable; cleanup_partition checks each again under its lock.
 func (s *Service) cleanupCandidates(ctx context.Context, conn *pgx.Conn, after uuid.UUID, idleBefore time.Time) ([]uuid.UUID, error) {
-	sctx, cancel := s.stepContext(ctx)
-	defer cancel()
-	rows, err := conn.Query(sctx, `
+	rows, err := conn.Query(ctx, `
 		SELECT p.id FROM lethe.partitions p
 		 WHERE p.id > $1 AND p.next_offset = p.low_watermark
 		   AND coalesce(p.last_push_at, p.created_at) < $2
@@ -108,10 +128,8 @@ func (s *Service) cleanupCandidates(ctx context.Context, conn *pgx.Conn, after u
 }
 
 func (s *Service) cleanupPartition(ctx context.Context, conn *pgx.Conn, id uuid.UUID, idleBefore, now time.Time) (string, error) {
-	sctx, cancel := s.stepContext(ctx)
-	defer cancel()
 	var queue *string
-	if err := conn.QueryRow(sctx, `SELECT lethe.cleanup_partition($1, $2, $3)`, id, idleBefore, now).Scan(&queue); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT lethe.cleanup_partition($1, $2, $3)`, id, idleBefore, now).Scan(&queue); err != nil {
 		return "", fmt.Errorf("retention: clean up partition %s: %w", id, err)
 	}
 	if queue == nil {
@@ -121,28 +139,36 @@ func (s *Service) cleanupPartition(ctx context.Context, conn *pgx.Conn, id uuid.
 }
 
 // cleanupSubscriptions deletes subscriptions in 'all' mode (no start
-// point) whose group has no cursor left on the queue and that are older
-// than the idle window: the group's next pop registers the same
-// subscription again. Subscriptions with a start point ('new' or a time)
-// cannot be recreated and stay until the group or the queue is deleted.
+// point) whose group has no cursor left on the queue, that are older than
+// the idle window, on a queue that holds no segment: the group's next pop
+// registers the same subscription again, and nothing was owed to it. While
+// the queue holds data the subscription stays: completed retention counts
+// the group as wanting all of it. Subscriptions with a start point ('new'
+// or a time) cannot be recreated and stay until the group or the queue is
+// deleted.
 func (s *Service) cleanupSubscriptions(ctx context.Context, conn *pgx.Conn, idleBefore time.Time, res *CycleResult) error {
-	for {
-		sctx, cancel := s.stepContext(ctx)
-		tag, err := conn.Exec(sctx, `
-			DELETE FROM lethe.subscriptions s
-			 USING (SELECT s2.queue_id, s2.group_name FROM lethe.subscriptions s2
-			         WHERE s2.from_at IS NULL AND s2.created_at < $1
-			           AND NOT EXISTS (SELECT 1 FROM lethe.cursors c
-			                             JOIN lethe.partitions p ON p.id = c.partition_id
-			                            WHERE p.queue_id = s2.queue_id AND c.group_name = s2.group_name)
-			         LIMIT $2) d
-			 WHERE s.queue_id = d.queue_id AND s.group_name = d.group_name`, idleBefore, s.cfg.BatchSize)
-		cancel()
+	for n := 0; ; n++ {
+		var deleted int64
+		err := s.step(ctx, PhaseCleanup, n, func(sctx context.Context) error {
+			tag, err := conn.Exec(sctx, `
+				DELETE FROM lethe.subscriptions s
+				 USING (SELECT s2.queue_id, s2.group_name FROM lethe.subscriptions s2
+				         WHERE s2.from_at IS NULL AND s2.created_at < $1
+				           AND NOT EXISTS (SELECT 1 FROM lethe.cursors c
+				                             JOIN lethe.partitions p ON p.id = c.partition_id
+				                            WHERE p.queue_id = s2.queue_id AND c.group_name = s2.group_name)
+				           AND NOT EXISTS (SELECT 1 FROM lethe.partitions p
+				                            WHERE p.queue_id = s2.queue_id AND p.next_offset > p.low_watermark)
+				         LIMIT $2) d
+				 WHERE s.queue_id = d.queue_id AND s.group_name = d.group_name`, idleBefore, s.cfg.BatchSize)
+			deleted = tag.RowsAffected()
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("retention: clean up subscriptions: %w", err)
 		}
-		res.SubscriptionsDeleted += int(tag.RowsAffected())
-		if tag.RowsAffected() < int64(s.cfg.BatchSize) {
+		res.SubscriptionsDeleted += int(deleted)
+		if deleted < int64(s.cfg.BatchSize) {
 			return nil
 		}
 	}

@@ -123,3 +123,21 @@ func TestAllModeSubscriptionsWithoutCursorsAreReclaimed(t *testing.T) {
 		t.Fatal("a subscription with a start point was deleted; it cannot be recreated")
 	}
 }
+
+func TestASubscriptionOwedDataIsNotReclaimed(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.configure("q", map[string]any{"retentionEnabled": true, "completedRetentionSeconds": 60})
+	e.pop("q", "", "offline", 1) // all mode, no cursor
+	e.pushSegment("q", "p", 2)
+	e.consume("q", "p", "early", 2)
+	e.clock.Advance(31 * day)
+	res := e.cycle()
+	if res.SubscriptionsDeleted != 0 || res.CompletedRetention.Segments != 0 {
+		t.Fatalf("deleted %d subscriptions and %+v; want offline's subscription, and so its data, kept",
+			res.SubscriptionsDeleted, res.CompletedRetention)
+	}
+	if got := offsets(e.consume("q", "p", "offline", 2)); !equalInts(got, []int64{0, 1}) {
+		t.Fatalf("offline read %v, want [0 1]", got)
+	}
+}

@@ -7,37 +7,33 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // unlockTimeout bounds releasing the lock after a cycle, also one whose
 // context was cancelled.
 const unlockTimeout = 10 * time.Second
 
-// RunCycle runs one maintenance cycle now, on one pooled connection: take
-// the advisory lock (answering Skipped when another replica holds it),
-// build the work list from one reading of the clock, run the retention,
-// hash-sidecar and eviction phases step by step, purge old metrics rows,
-// clean up empty partitions when due, and release the lock whatever
-// happened. Rows a failed cycle deleted before the error stay deleted and
-// are counted in the result.
+// RunCycle runs one maintenance cycle now, on the loop's own connection:
+// take the advisory lock (answering Skipped when another replica holds
+// it), build the work list from one reading of the clock, run the
+// retention, hash-sidecar and eviction phases step by step, purge old
+// metrics rows, clean up empty partitions when due, and release the lock
+// whatever happened.
+//
+// A step that fails is logged, counted and listed in the result's
+// Failures, and the cycle goes on with the other partitions and phases.
+// RunCycle answers an error only when the cycle stopped early: the
+// context ended, the lock could not be asked for, or the connection broke
+// (the next cycle opens a new one). Rows deleted before any failure stay
+// deleted and are counted.
 func (s *Service) RunCycle(ctx context.Context) (CycleResult, error) {
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
 	started := time.Now()
 	res := CycleResult{StartedAt: s.cfg.Clock.Now()}
-	conn, err := s.pool.Acquire(ctx)
+	conn, locked, err := s.lock(ctx)
 	if err != nil {
-		return res, fmt.Errorf("retention: acquire connection: %w", err)
-	}
-	defer conn.Release()
-	var locked bool
-	// Not cancelled with ctx: a cancellation landing while the lock query
-	// is in flight could leave the lock taken on the server with no one
-	// here knowing to release it.
-	lockCtx, cancelLock := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
-	err = conn.QueryRow(lockCtx, "SELECT pg_try_advisory_lock($1)", s.cfg.LockID).Scan(&locked)
-	cancelLock()
-	if err != nil {
-		return res, fmt.Errorf("retention: take lock %d: %w", s.cfg.LockID, err)
+		return res, err
 	}
 	if !locked {
 		res.Skipped = true
@@ -49,48 +45,108 @@ func (s *Service) RunCycle(ctx context.Context) (CycleResult, error) {
 	}
 	defer s.unlock(conn)
 
-	err = s.cycle(ctx, conn.Conn(), &res)
+	err = s.cycle(ctx, conn, &res)
 	res.Elapsed = time.Since(started)
-	s.finish(ctx, conn.Conn(), &res, err)
+	s.finish(ctx, conn, &res, err)
 	return res, err
 }
 
-// cycle runs the phases in order; the first error ends it.
+// lock takes the advisory lock on the loop's connection. A connection
+// found broken (the server restarted since the last cycle) is replaced
+// once.
+func (s *Service) lock(ctx context.Context) (*pgx.Conn, bool, error) {
+	for attempt := 0; ; attempt++ {
+		conn, err := s.connection(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		var locked bool
+		// Not cancelled with ctx: a cancellation landing while the lock
+		// query is in flight could leave the lock taken on the server with
+		// no one here knowing to release it.
+		lockCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+		err = conn.QueryRow(lockCtx, "SELECT pg_try_advisory_lock($1)", s.cfg.LockID).Scan(&locked)
+		cancel()
+		if err == nil {
+			return conn, locked, nil
+		}
+		if !conn.IsClosed() || attempt > 0 {
+			return nil, false, fmt.Errorf("retention: take lock %d: %w", s.cfg.LockID, err)
+		}
+	}
+}
+
+// cycle runs the phases in order. A failed step is recorded and the cycle
+// goes on; only an abort (context ended, connection broke) ends it early.
 func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, res *CycleResult) error {
 	now := res.StartedAt
-	work, err := loadWork(ctx, conn, now, "")
+	var work []queueWork
+	err := s.step(ctx, PhaseWorklist, 0, func(sctx context.Context) error {
+		var err error
+		work, err = loadWork(sctx, conn, now, "")
+		return err
+	})
 	if err != nil {
-		return err
+		if err := s.failed(ctx, conn, PhaseWorklist, "", "", err, res); err != nil {
+			return err
+		}
+	} else {
+		s.metrics.observeQueues(work, now)
 	}
-	res.Queues, res.Partitions = queueCount(work), len(work)
-	s.metrics.observeQueues(work, now)
-
-	if err := s.retentionPhase(ctx, conn, work, now, res); err != nil {
-		return err
+	res.Queues, res.PartitionsDue = len(work), partitionsDue(work)
+	for _, q := range work {
+		res.Partitions += q.Partitions
 	}
-	if err := s.txnPhase(ctx, conn, work, res); err != nil {
-		return err
-	}
-	if err := s.evictionPhase(ctx, conn, work, now, res); err != nil {
-		return err
+	for _, phase := range []func(context.Context, *pgx.Conn, []queueWork, time.Time, *CycleResult) error{
+		s.retentionPhase, s.txnPhase, s.evictionPhase,
+	} {
+		if err := phase(ctx, conn, work, now, res); err != nil {
+			return err
+		}
 	}
 	s.metricsPurge(ctx, conn, now, res)
-	return s.cleanupPhase(ctx, conn, now, res)
+	if err := s.cleanupPhase(ctx, conn, now, res); err != nil {
+		if err := s.failed(ctx, conn, PhaseCleanup, "", "", err, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failed records a failed step, of a partition or (queue and partition
+// empty) of a whole phase. It answers an error, ending the cycle, when the
+// step failed because the cycle's context ended or its connection broke:
+// nothing further could succeed.
+func (s *Service) failed(ctx context.Context, conn *pgx.Conn, phase, queue, partition string, err error, res *CycleResult) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("retention: %s phase: %w", phase, ctx.Err())
+	}
+	s.metrics.stepFailures.WithLabelValues(phase).Inc()
+	if conn.IsClosed() {
+		s.cfg.Logger.Error("retention step failed and the connection broke; the cycle stops", "phase", phase,
+			"queue", queue, "partition", partition, "error", err)
+		return fmt.Errorf("retention: %s phase on %s/%s: connection lost: %w", phase, queue, partition, err)
+	}
+	res.Failures = append(res.Failures, StepFailure{Phase: phase, Queue: queue, Partition: partition, Err: err})
+	s.cfg.Logger.Error("retention step failed; the cycle goes on", "phase", phase,
+		"queue", queue, "partition", partition, "error", err)
+	return nil
 }
 
 // finish reports the cycle: metrics, the log line and, when it deleted
 // something or failed, its record in lethe.retention_runs.
 func (s *Service) finish(ctx context.Context, conn *pgx.Conn, res *CycleResult, err error) {
 	s.metrics.cycleDuration.Observe(res.Elapsed.Seconds())
+	failed := err != nil || len(res.Failures) > 0
 	switch {
-	case err != nil:
+	case failed:
 		s.metrics.cycles.WithLabelValues("failed").Inc()
 	case res.DeletedAnything():
 		s.metrics.cycles.WithLabelValues("swept").Inc()
 	default:
 		s.metrics.cycles.WithLabelValues("idle").Inc()
 	}
-	if !res.DeletedAnything() && err == nil {
+	if !res.DeletedAnything() && !failed {
 		s.cfg.Logger.Debug("retention idle", "queues", res.Queues, "partitions", res.Partitions,
 			"elapsed_ms", res.Elapsed.Milliseconds())
 		return
@@ -98,11 +154,11 @@ func (s *Service) finish(ctx context.Context, conn *pgx.Conn, res *CycleResult, 
 	if res.DeletedAnything() {
 		s.cfg.Logger.Info(res.summary())
 	}
-	var errText *string
-	if err != nil {
-		t := err.Error()
-		errText = &t
+	if conn.IsClosed() {
+		s.cfg.Logger.Warn("retention: could not record the cycle: the connection broke")
+		return
 	}
+	errText := res.errorText(err)
 	total := res.Total()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
 	defer cancel()
@@ -120,10 +176,10 @@ func (s *Service) finish(ctx context.Context, conn *pgx.Conn, res *CycleResult, 
 }
 
 // unlock releases the advisory lock. If that fails the connection is
-// closed instead, which ends the session and so releases the lock too: a
-// pooled connection must never go back to the pool holding it.
-func (s *Service) unlock(conn *pgxpool.Conn) {
-	if conn.Conn().IsClosed() {
+// closed instead, which ends the session and so releases the lock too (the
+// next cycle opens a new one).
+func (s *Service) unlock(conn *pgx.Conn) {
+	if conn.IsClosed() {
 		return // the session ended, and its locks with it
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
@@ -137,22 +193,51 @@ func (s *Service) unlock(conn *pgxpool.Conn) {
 		err = errors.New("the lock was not held")
 	}
 	s.cfg.Logger.Warn("retention: releasing the lock failed; closing the connection instead", "error", err)
-	_ = conn.Conn().Close(ctx)
+	_ = conn.Close(ctx)
 }
 
-// between runs the test hook between two steps, and stops the phase when
-// the context is done.
-func (s *Service) between(ctx context.Context, phase string, n int) error {
+// step runs one step call: the test hook, then fn under the step timeout,
+// then the rest the duty cycle asks for. No transaction or row lock is
+// held around it.
+func (s *Service) step(ctx context.Context, phase string, n int, fn func(context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if s.cfg.TestSignals.Step != nil {
-		return s.cfg.TestSignals.Step(phase, n)
+		if err := s.cfg.TestSignals.Step(phase, n); err != nil {
+			return err
+		}
 	}
-	return nil
+	sctx, cancel := context.WithTimeout(ctx, s.cfg.StepTimeout)
+	began := time.Now()
+	err := fn(sctx)
+	cancel()
+	if rerr := s.rest(ctx, time.Since(began)); err == nil {
+		err = rerr
+	}
+	return err
 }
 
-// stepContext bounds one step call.
-func (s *Service) stepContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.cfg.StepTimeout)
+// rest waits after a step that took worked, so that the loop is busy at
+// most MaxBusy of the time: worked*(1-MaxBusy)/MaxBusy.
+func (s *Service) rest(ctx context.Context, worked time.Duration) error {
+	if s.cfg.MaxBusy >= 1 {
+		return nil
+	}
+	d := time.Duration(float64(worked) * (1 - s.cfg.MaxBusy) / s.cfg.MaxBusy)
+	if hook := s.cfg.TestSignals.Rest; hook != nil {
+		hook(worked, d)
+		return ctx.Err()
+	}
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -145,8 +145,9 @@ func TestLockIsReleasedAfterAnError(t *testing.T) {
 		}
 		return injected
 	}
-	if _, err := e.svc.RunCycle(e.ctx); !errors.Is(err, injected) {
-		t.Fatalf("RunCycle = %v, want the injected error", err)
+	res, err := e.svc.RunCycle(e.ctx)
+	if err != nil || !errors.Is(res.Err(), injected) {
+		t.Fatalf("RunCycle = %v, failures %v; want the injected error recorded as a failed step", err, res.Err())
 	}
 	if n := e.lockHolders(LockIDDefault); n != 0 {
 		t.Fatalf("after the error %d sessions hold the lock, want 0", n)
@@ -163,7 +164,7 @@ func TestLockIsReleasedAfterAnError(t *testing.T) {
 	}
 
 	other := e.newService(newPool(t, e.dsn))
-	res, err := other.RunCycle(e.ctx)
+	res, err = other.RunCycle(e.ctx)
 	if err != nil || res.Skipped || res.Retention.Segments != 1 {
 		t.Fatalf("another replica after the failures: %+v, %v; want it to sweep the segment", res, err)
 	}

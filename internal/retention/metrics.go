@@ -16,6 +16,7 @@ type collectors struct {
 	partitionsDeleted prometheus.Counter
 	metricsPurged     *prometheus.CounterVec
 	purgeFailures     prometheus.Counter
+	stepFailures      *prometheus.CounterVec
 	cycles            *prometheus.CounterVec
 	skipped           prometheus.Counter
 	cycleDuration     prometheus.Histogram
@@ -53,6 +54,10 @@ func newCollectors() *collectors {
 			Name: "lethe_retention_metrics_purge_failures_total",
 			Help: "Metrics purge statements that failed (logged and swallowed; the cycle went on).",
 		}),
+		stepFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_step_failures_total",
+			Help: "Steps that failed, by phase (worklist, retention, txns, eviction, cleanup); each is logged with its partition and error, and the cycle goes on with the rest.",
+		}, []string{"phase"}),
 		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_retention_cycles_total",
 			Help: "Cycles this replica ran while holding the lock, by outcome (swept, idle, failed).",
@@ -81,7 +86,7 @@ func newCollectors() *collectors {
 func (s *Service) Register(reg prometheus.Registerer) error {
 	m := s.metrics
 	for _, c := range []prometheus.Collector{m.segments, m.frames, m.bytes, m.txnsPurged, m.partitionsDeleted,
-		m.metricsPurged, m.purgeFailures, m.cycles, m.skipped, m.cycleDuration, m.oldestAge, m.windowLag} {
+		m.metricsPurged, m.purgeFailures, m.stepFailures, m.cycles, m.skipped, m.cycleDuration, m.oldestAge, m.windowLag} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -103,42 +108,13 @@ func (m *collectors) clearQueueGauges() {
 }
 
 // observeQueues sets the per-queue gauges from the work list.
-func (m *collectors) observeQueues(work []partitionWork, now time.Time) {
-	type queueAges struct{ oldest, lag float64 }
-	ages := map[string]*queueAges{}
+func (m *collectors) observeQueues(work []queueWork, now time.Time) {
+	m.clearQueueGauges()
 	for _, w := range work {
-		if w.HeadFirstAt == nil {
+		if w.OldestAt == nil {
 			continue
 		}
-		age := now.Sub(*w.HeadFirstAt).Seconds()
-		a := ages[w.Queue]
-		if a == nil {
-			a = &queueAges{}
-			ages[w.Queue] = a
-		}
-		a.oldest = max(a.oldest, age)
-		a.lag = max(a.lag, windowLag(w, now, age))
+		m.oldestAge.WithLabelValues(w.Queue).Set(now.Sub(*w.OldestAt).Seconds())
+		m.windowLag.WithLabelValues(w.Queue).Set(w.WindowLagSeconds)
 	}
-	m.clearQueueGauges()
-	for q, a := range ages {
-		m.oldestAge.WithLabelValues(q).Set(a.oldest)
-		m.windowLag.WithLabelValues(q).Set(a.lag)
-	}
-}
-
-// windowLag is how much older than its window the partition's oldest
-// message is. The time windows (retentionSeconds, maxWaitTimeSeconds)
-// bound every message; completedRetentionSeconds bounds only consumed ones,
-// so it counts when the head segment holds consumed frames.
-func windowLag(w partitionWork, now time.Time, age float64) float64 {
-	lag := 0.0
-	for _, cutoff := range []*time.Time{w.RetentionCutoff, w.EvictCutoff} {
-		if cutoff != nil {
-			lag = max(lag, age-now.Sub(*cutoff).Seconds())
-		}
-	}
-	if w.CompletedCutoff != nil && w.Bound != nil && w.HeadBase != nil && *w.HeadBase < *w.Bound {
-		lag = max(lag, age-now.Sub(*w.CompletedCutoff).Seconds())
-	}
-	return lag
 }

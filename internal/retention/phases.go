@@ -10,27 +10,48 @@ import (
 
 // retentionPhase applies retentionSeconds and completedRetentionSeconds to
 // every partition whose head segment qualifies.
-func (s *Service) retentionPhase(ctx context.Context, conn *pgx.Conn, work []partitionWork, now time.Time, res *CycleResult) error {
-	for _, w := range work {
-		if !w.RetentionDue {
-			continue
-		}
-		if err := s.sweepPartition(ctx, conn, PhaseRetention, w, w.RetentionCutoff, w.CompletedCutoff, nil, now, res); err != nil {
-			return err
-		}
-	}
-	return nil
+func (s *Service) retentionPhase(ctx context.Context, conn *pgx.Conn, work []queueWork, now time.Time, res *CycleResult) error {
+	return s.eachPartition(ctx, conn, PhaseRetention, work, res,
+		func(w partitionWork) bool { return w.RetentionDue },
+		func(w partitionWork) error {
+			return s.sweepPartition(ctx, conn, PhaseRetention, w, w.RetentionCutoff, w.CompletedCutoff, nil, now, res)
+		})
 }
 
 // evictionPhase applies maxWaitTimeSeconds: whole segments older than the
 // window go, consumed or not, leased or not, for every group.
-func (s *Service) evictionPhase(ctx context.Context, conn *pgx.Conn, work []partitionWork, now time.Time, res *CycleResult) error {
-	for _, w := range work {
-		if !w.EvictDue {
-			continue
-		}
-		if err := s.sweepPartition(ctx, conn, PhaseEviction, w, nil, nil, w.EvictCutoff, now, res); err != nil {
-			return err
+func (s *Service) evictionPhase(ctx context.Context, conn *pgx.Conn, work []queueWork, now time.Time, res *CycleResult) error {
+	return s.eachPartition(ctx, conn, PhaseEviction, work, res,
+		func(w partitionWork) bool { return w.EvictDue },
+		func(w partitionWork) error {
+			return s.sweepPartition(ctx, conn, PhaseEviction, w, nil, nil, w.EvictCutoff, now, res)
+		})
+}
+
+// txnPhase purges the transaction-id hash sidecar of every partition, on
+// its own clock: GREATEST(dedupWindowSeconds, completedRetentionSeconds,
+// 900 s), whether or not retention is on.
+func (s *Service) txnPhase(ctx context.Context, conn *pgx.Conn, work []queueWork, _ time.Time, res *CycleResult) error {
+	return s.eachPartition(ctx, conn, PhaseTxns, work, res,
+		func(w partitionWork) bool { return w.TxnsDue },
+		func(w partitionWork) error { return s.purgePartitionTxns(ctx, conn, w, res) })
+}
+
+// eachPartition runs one phase on every partition of the work list that
+// needs it. A partition whose step fails is recorded and skipped; the
+// phase goes on with the others unless the cycle must stop.
+func (s *Service) eachPartition(ctx context.Context, conn *pgx.Conn, phase string, work []queueWork, res *CycleResult,
+	due func(partitionWork) bool, run func(partitionWork) error) error {
+	for _, q := range work {
+		for _, w := range q.Due {
+			if !due(w) {
+				continue
+			}
+			if err := run(w); err != nil {
+				if err := s.failed(ctx, conn, phase, w.Queue, w.Partition, err, res); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
@@ -41,12 +62,14 @@ func (s *Service) evictionPhase(ctx context.Context, conn *pgx.Conn, work []part
 func (s *Service) sweepPartition(ctx context.Context, conn *pgx.Conn, phase string, w partitionWork,
 	retention, completed, evict *time.Time, now time.Time, res *CycleResult) error {
 	for n := 0; ; n++ {
-		if err := s.between(ctx, phase, n); err != nil {
-			return fmt.Errorf("retention: %s phase on %s/%s: %w", phase, w.Queue, w.Partition, err)
-		}
-		done, err := s.sweepStep(ctx, conn, w, retention, completed, evict, now, res)
+		var done bool
+		err := s.step(ctx, phase, n, func(sctx context.Context) error {
+			var err error
+			done, err = s.sweepStep(sctx, conn, w, retention, completed, evict, now, res)
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("retention: %s phase on %s/%s: %w", phase, w.Queue, w.Partition, err)
+			return fmt.Errorf("sweep step %d: %w", n, err)
 		}
 		if done {
 			return nil
@@ -56,9 +79,7 @@ func (s *Service) sweepPartition(ctx context.Context, conn *pgx.Conn, phase stri
 
 func (s *Service) sweepStep(ctx context.Context, conn *pgx.Conn, w partitionWork,
 	retention, completed, evict *time.Time, now time.Time, res *CycleResult) (bool, error) {
-	sctx, cancel := s.stepContext(ctx)
-	defer cancel()
-	rows, err := conn.Query(sctx, `SELECT rule, segments, frames, bytes, done FROM lethe.sweep_step($1, $2, $3, $4, $5, $6)`,
+	rows, err := conn.Query(ctx, `SELECT rule, segments, frames, bytes, done FROM lethe.sweep_step($1, $2, $3, $4, $5, $6)`,
 		w.PartitionID, retention, completed, evict, s.cfg.BatchSize, now)
 	if err != nil {
 		return false, err
@@ -86,38 +107,23 @@ func (s *Service) sweepStep(ctx context.Context, conn *pgx.Conn, w partitionWork
 	return done, rows.Err()
 }
 
-// txnPhase purges the transaction-id hash sidecar of every partition, on
-// its own clock: GREATEST(dedupWindowSeconds, completedRetentionSeconds,
-// 900 s), whether or not retention is on.
-func (s *Service) txnPhase(ctx context.Context, conn *pgx.Conn, work []partitionWork, res *CycleResult) error {
-	for _, w := range work {
-		if !w.TxnsDue {
-			continue
+// purgePartitionTxns calls lethe.purge_txns_step on one partition until
+// it reports done.
+func (s *Service) purgePartitionTxns(ctx context.Context, conn *pgx.Conn, w partitionWork, res *CycleResult) error {
+	for n := 0; ; n++ {
+		var purged int32
+		var done bool
+		err := s.step(ctx, PhaseTxns, n, func(sctx context.Context) error {
+			return conn.QueryRow(sctx, `SELECT purged, done FROM lethe.purge_txns_step($1, $2, $3)`,
+				w.PartitionID, w.TxnCutoff, s.cfg.BatchSize).Scan(&purged, &done)
+		})
+		if err != nil {
+			return fmt.Errorf("hash purge step %d: %w", n, err)
 		}
-		for n := 0; ; n++ {
-			if err := s.between(ctx, PhaseTxns, n); err != nil {
-				return fmt.Errorf("retention: hash purge on %s/%s: %w", w.Queue, w.Partition, err)
-			}
-			purged, done, err := s.txnStep(ctx, conn, w)
-			res.TxnsPurged += purged
-			s.metrics.txnsPurged.Add(float64(purged))
-			if err != nil {
-				return fmt.Errorf("retention: hash purge on %s/%s: %w", w.Queue, w.Partition, err)
-			}
-			if done {
-				break
-			}
+		res.TxnsPurged += int64(purged)
+		s.metrics.txnsPurged.Add(float64(purged))
+		if done {
+			return nil
 		}
 	}
-	return nil
-}
-
-func (s *Service) txnStep(ctx context.Context, conn *pgx.Conn, w partitionWork) (int64, bool, error) {
-	sctx, cancel := s.stepContext(ctx)
-	defer cancel()
-	var purged int32
-	var done bool
-	err := conn.QueryRow(sctx, `SELECT purged, done FROM lethe.purge_txns_step($1, $2, $3)`,
-		w.PartitionID, w.TxnCutoff, s.cfg.BatchSize).Scan(&purged, &done)
-	return int64(purged), done, err
 }

@@ -19,19 +19,21 @@ type purgeTarget struct {
 }
 
 // metricsPurge ages out lethe's observability tables on
-// MetricsRetentionDays and, when DLQRetentionDays is set, dead letters.
+// MetricsRetentionDays and, when DLQRetentionDays is set, dead letters
+// (Never skips either), cutoffs counted in calendar days.
 // Each chunk is a plain autocommitting statement; a failure is logged,
 // counted and swallowed, so it cannot undo or stop the deletes the cycle
 // already committed.
 func (s *Service) metricsPurge(ctx context.Context, conn *pgx.Conn, now time.Time, res *CycleResult) {
-	metricsCutoff := now.Add(-time.Duration(s.cfg.MetricsRetentionDays) * 24 * time.Hour)
-	targets := []purgeTarget{
-		{table: "lethe.retention_history", column: "executed_at", cutoff: metricsCutoff},
-		{table: "lethe.retention_runs", column: "started_at", cutoff: metricsCutoff},
+	var targets []purgeTarget
+	if cutoff, ok := daysBefore(now, s.cfg.MetricsRetentionDays); ok {
+		targets = append(targets,
+			purgeTarget{table: "lethe.retention_history", column: "executed_at", cutoff: cutoff},
+			purgeTarget{table: "lethe.retention_runs", column: "started_at", cutoff: cutoff})
 	}
-	if s.cfg.DLQRetentionDays > 0 {
+	if cutoff, ok := daysBefore(now, s.cfg.DLQRetentionDays); ok {
 		targets = append(targets, purgeTarget{table: "lethe.dead_letters", column: "failed_at", deadLetters: true,
-			cutoff: now.Add(-time.Duration(s.cfg.DLQRetentionDays) * 24 * time.Hour)})
+			cutoff: cutoff})
 	}
 	var errs []error
 	for _, t := range targets {
@@ -56,17 +58,17 @@ func (s *Service) purgeTable(ctx context.Context, conn *pgx.Conn, t purgeTarget)
 		SELECT id FROM %[1]s WHERE %[2]s < $1 ORDER BY %[2]s LIMIT $2)`, t.table, t.column)
 	var total int64
 	for n := 0; ; n++ {
-		if err := s.between(ctx, PhaseMetrics, n); err != nil {
-			return total, fmt.Errorf("purge %s: %w", t.table, err)
-		}
-		sctx, cancel := s.stepContext(ctx)
-		tag, err := conn.Exec(sctx, sql, t.cutoff, s.cfg.BatchSize)
-		cancel()
+		var deleted int64
+		err := s.step(ctx, PhaseMetrics, n, func(sctx context.Context) error {
+			tag, err := conn.Exec(sctx, sql, t.cutoff, s.cfg.BatchSize)
+			deleted = tag.RowsAffected()
+			return err
+		})
 		if err != nil {
 			return total, fmt.Errorf("purge %s: %w", t.table, err)
 		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < int64(s.cfg.BatchSize) {
+		total += deleted
+		if deleted < int64(s.cfg.BatchSize) {
 			return total, nil
 		}
 	}

@@ -1,7 +1,9 @@
 package retention
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -15,6 +17,7 @@ const (
 
 // Phases as the test hook and the logs name them.
 const (
+	PhaseWorklist  = "worklist"
 	PhaseRetention = "retention"
 	PhaseTxns      = "txns"
 	PhaseEviction  = "eviction"
@@ -41,9 +44,11 @@ type CycleResult struct {
 	StartedAt time.Time
 	// Skipped is true when another replica held the lock.
 	Skipped bool
-	// Queues and Partitions are the size of the work list.
-	Queues     int
-	Partitions int
+	// Queues and Partitions count what the work list covered;
+	// PartitionsDue those that had something to do.
+	Queues        int
+	Partitions    int
+	PartitionsDue int
 	// Retention, CompletedRetention and MaxWait are what each rule deleted.
 	Retention          Amount
 	CompletedRetention Amount
@@ -58,7 +63,60 @@ type CycleResult struct {
 	MetricsPurged     int64
 	DeadLettersPurged int64
 	MetricsPurgeErr   error
-	Elapsed           time.Duration
+	// Failures are the steps that failed while the cycle went on.
+	Failures []StepFailure
+	Elapsed  time.Duration
+}
+
+// StepFailure is a step that failed: the phase, the partition (empty for
+// a phase-wide step such as the work list) and the error.
+type StepFailure struct {
+	Phase     string
+	Queue     string
+	Partition string
+	Err       error
+}
+
+func (f StepFailure) Error() string {
+	if f.Queue == "" {
+		return fmt.Sprintf("%s: %v", f.Phase, f.Err)
+	}
+	return fmt.Sprintf("%s on %s/%s: %v", f.Phase, f.Queue, f.Partition, f.Err)
+}
+
+func (f StepFailure) Unwrap() error { return f.Err }
+
+// maxRecordedFailures bounds the error text kept in lethe.retention_runs.
+const maxRecordedFailures = 10
+
+// errorText is what lethe.retention_runs keeps of a cycle's failures:
+// the error that stopped it and the first failed steps; nil when none.
+func (r CycleResult) errorText(stopped error) *string {
+	var parts []string
+	if stopped != nil {
+		parts = append(parts, "stopped: "+stopped.Error())
+	}
+	for i, f := range r.Failures {
+		if i == maxRecordedFailures {
+			parts = append(parts, fmt.Sprintf("and %d more failed steps", len(r.Failures)-i))
+			break
+		}
+		parts = append(parts, f.Error())
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	t := strings.Join(parts, "; ")
+	return &t
+}
+
+// Err joins the cycle's failed steps; nil when none failed.
+func (r CycleResult) Err() error {
+	errs := make([]error, len(r.Failures))
+	for i, f := range r.Failures {
+		errs[i] = f
+	}
+	return errors.Join(errs...)
 }
 
 // Total is what the retention and eviction rules deleted together.
@@ -93,7 +151,11 @@ func (r CycleResult) summary() string {
 	if r.MetricsPurgeErr != nil {
 		purge += "(failed)"
 	}
-	return fmt.Sprintf("retention swept queues=%d segments_deleted=%d txns_purged=%d max_wait_evicted=%d partitions_deleted=%d metrics_purge=%s elapsed_ms=%d",
+	line := fmt.Sprintf("retention swept queues=%d segments_deleted=%d txns_purged=%d max_wait_evicted=%d partitions_deleted=%d metrics_purge=%s elapsed_ms=%d",
 		r.Queues, r.Retention.Segments+r.CompletedRetention.Segments, r.TxnsPurged, r.MaxWait.Segments,
 		r.PartitionsDeleted, purge, r.Elapsed.Milliseconds())
+	if len(r.Failures) > 0 {
+		line += fmt.Sprintf(" failed_steps=%d", len(r.Failures))
+	}
+	return line
 }

@@ -3,9 +3,11 @@ package retention
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -13,18 +15,32 @@ import (
 // run one each on the same database: the advisory lock lets one sweep per
 // cycle.
 type Service struct {
-	pool    *pgxpool.Pool
-	cfg     Config
-	metrics *collectors
+	// pool serves the read models (status, history, analytics); the loop
+	// never takes a connection from it.
+	pool     *pgxpool.Pool
+	connConf *pgx.ConnConfig
+	cfg      Config
+	metrics  *collectors
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// cycleMu makes cycles one at a time and guards conn, the loop's own
+	// connection, opened on the first cycle and again after it breaks.
+	cycleMu sync.Mutex
+	conn    *pgx.Conn
 }
 
-// New returns a stopped Service on pool, whose schema must be migrated.
+// New returns a stopped Service on pool's database, whose schema must be
+// migrated. The loop opens a connection of its own with pool's settings.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	return &Service{pool: pool, cfg: cfg.withDefaults(), metrics: newCollectors()}
+	connConf := pool.Config().ConnConfig.Copy()
+	if connConf.RuntimeParams == nil {
+		connConf.RuntimeParams = map[string]string{}
+	}
+	connConf.RuntimeParams["application_name"] = "lethe retention"
+	return &Service{pool: pool, connConf: connConf, cfg: cfg.withDefaults(), metrics: newCollectors()}
 }
 
 // Start runs the loop in the background until Stop: a cycle at once, then
@@ -39,22 +55,30 @@ func (s *Service) Start(ctx context.Context) error {
 	s.cancel, s.done = cancel, make(chan struct{})
 	go s.loop(loopCtx, s.done)
 	s.cfg.Logger.Info("retention loop started", "interval_ms", s.cfg.Interval.Milliseconds(),
-		"batch_size", s.cfg.BatchSize, "lock_id", s.cfg.LockID)
+		"batch_size", s.cfg.BatchSize, "lock_id", s.cfg.LockID, "max_busy", s.cfg.MaxBusy)
 	return nil
 }
 
-// Stop ends the loop and waits for a cycle in flight to finish its step;
-// the lock is released on the way out.
+// Stop ends the loop, waits for a cycle in flight to finish its step (the
+// lock is released on the way out) and closes the loop's connection. It
+// may be called on a Service never started.
 func (s *Service) Stop() {
 	s.mu.Lock()
 	cancel, done := s.cancel, s.done
 	s.cancel, s.done = nil, nil
 	s.mu.Unlock()
-	if cancel == nil {
-		return
+	if cancel != nil {
+		cancel()
+		<-done
 	}
-	cancel()
-	<-done
+	s.cycleMu.Lock()
+	defer s.cycleMu.Unlock()
+	if s.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)
+		_ = s.conn.Close(ctx)
+		cancel()
+		s.conn = nil
+	}
 }
 
 func (s *Service) loop(ctx context.Context, done chan struct{}) {
@@ -69,9 +93,30 @@ func (s *Service) loop(ctx context.Context, done chan struct{}) {
 		}
 		res, err := s.RunCycle(ctx)
 		if err != nil && !errors.Is(err, context.Canceled) {
-			s.cfg.Logger.Error("retention cycle failed", "error", err)
+			s.cfg.Logger.Error("retention cycle stopped early", "error", err)
 		}
 		s.cfg.TestSignals.CycleDone.Signal(res)
 		timer.Reset(s.cfg.Interval)
 	}
+}
+
+// connection returns the loop's connection, opening it (within
+// ConnectTimeout) when there is none or the last one broke. The caller
+// holds cycleMu.
+func (s *Service) connection(ctx context.Context) (*pgx.Conn, error) {
+	if s.conn != nil && !s.conn.IsClosed() {
+		return s.conn, nil
+	}
+	if s.conn != nil {
+		s.cfg.Logger.Warn("retention: the loop's connection broke; opening a new one")
+		s.conn = nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, s.connConf.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("retention: open the loop's connection (within %v): %w", s.cfg.ConnectTimeout, err)
+	}
+	s.conn = conn
+	return conn, nil
 }

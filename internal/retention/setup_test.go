@@ -71,17 +71,21 @@ func newPool(t *testing.T, dsn string) *pgxpool.Pool {
 }
 
 // newService builds another Service on the env's clock, logging into
-// e.logs at debug level.
+// e.logs at debug level. Its duty cycle records rests instead of taking
+// them, so tests never sleep; Stop runs at the test's end.
 func (e *env) newService(pool *pgxpool.Pool, mods ...func(*Config)) *Service {
 	cfg := Config{
 		Clock:  e.clock,
 		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Forget: e.eng.Forget,
 	}
+	cfg.TestSignals.Rest = func(worked, rest time.Duration) {}
 	for _, m := range mods {
 		m(&cfg)
 	}
-	return New(pool, cfg)
+	svc := New(pool, cfg)
+	e.t.Cleanup(svc.Stop)
+	return svc
 }
 
 func (e *env) cycle() CycleResult {

@@ -115,8 +115,8 @@ func (s *Service) Status(ctx context.Context, queue string) (*Status, error) {
 	return st, nil
 }
 
-// statusPartitions fills what the work list tells per partition and runs
-// the dry run of the partitions that have work.
+// statusPartitions fills what the work list tells per queue and runs the
+// dry run of the partitions that have work.
 func (s *Service) statusPartitions(ctx context.Context, now time.Time, queue string, byName map[string]*QueueStatus) error {
 	work, err := loadWork(ctx, s.pool, now, queue)
 	if err != nil {
@@ -127,20 +127,16 @@ func (s *Service) statusPartitions(ctx context.Context, now time.Time, queue str
 		if q == nil {
 			continue // created after the first query
 		}
-		q.Partitions++
-		if w.HeadFirstAt == nil {
-			q.EmptyPartitions++
-			continue
+		q.Partitions, q.EmptyPartitions = w.Partitions, w.EmptyPartitions
+		q.OldestMessageAt, q.WindowLagSeconds = w.OldestAt, w.WindowLagSeconds
+		if w.OldestAt != nil {
+			q.OldestAgeSeconds = now.Sub(*w.OldestAt).Seconds()
 		}
-		if q.OldestMessageAt == nil || w.HeadFirstAt.Before(*q.OldestMessageAt) {
-			t := *w.HeadFirstAt
-			q.OldestMessageAt = &t
-		}
-		age := now.Sub(*w.HeadFirstAt).Seconds()
-		q.OldestAgeSeconds = max(q.OldestAgeSeconds, age)
-		q.WindowLagSeconds = max(q.WindowLagSeconds, windowLag(w, now, age))
-		if w.RetentionDue || w.EvictDue {
-			if err := s.preview(ctx, w, &q.NextCycle); err != nil {
+		for _, p := range w.Due {
+			if !p.RetentionDue && !p.EvictDue {
+				continue
+			}
+			if err := s.preview(ctx, p, &q.NextCycle); err != nil {
 				return err
 			}
 		}
@@ -181,7 +177,8 @@ func (s *Service) preview(ctx context.Context, w partitionWork, plan *Plan) erro
 // statusTotals fills the per-queue footprint: segments, bytes, retained
 // offsets, hashes (and those past their window), reclaimable partitions.
 func (s *Service) statusTotals(ctx context.Context, now time.Time, queue string, byName map[string]*QueueStatus) error {
-	idleBefore := now.Add(-time.Duration(s.cfg.PartitionCleanupDays) * 24 * time.Hour)
+	idleBefore, cleanupOn := daysBefore(now, s.cfg.PartitionCleanupDays)
+	cleanupOn = cleanupOn && !s.cfg.KeepPartitions
 	rows, err := s.pool.Query(ctx, `
 		SELECT c.queue_name, seg.n, seg.bytes,
 		       (SELECT coalesce(sum(p.next_offset - p.low_watermark), 0)::bigint
@@ -201,7 +198,7 @@ func (s *Service) statusTotals(ctx context.Context, now time.Time, queue string,
 		              coalesce(sum(cardinality(t.hashes)) FILTER (WHERE t.created_at < c.txn_cutoff), 0) AS due
 		         FROM lethe.txns t JOIN lethe.partitions p ON p.id = t.partition_id
 		        WHERE p.queue_id = c.queue_id) txn
-		 WHERE $2 = '' OR c.queue_name = $2`, now, queue, !s.cfg.KeepPartitions, idleBefore)
+		 WHERE $2 = '' OR c.queue_name = $2`, now, queue, cleanupOn, idleBefore)
 	if err != nil {
 		return fmt.Errorf("retention status: %w", err)
 	}

@@ -159,3 +159,34 @@ func get(t *testing.T, url string, wantStatus int, out any) {
 		t.Fatalf("GET %s: %v in %s", url, err, body)
 	}
 }
+
+func TestWindowLagCountsCompletedRetentionOnlyForConsumedHeads(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.configure("timed", map[string]any{"retentionEnabled": true, "retentionSeconds": 3600})
+	e.configure("done", map[string]any{"retentionEnabled": true, "completedRetentionSeconds": 60})
+	e.configure("unread", map[string]any{"retentionEnabled": true, "completedRetentionSeconds": 60})
+	for _, q := range []string{"timed", "done", "unread"} {
+		e.pushSegment(q, "p", 2)
+	}
+	e.consume("done", "p", "g", 2)
+	e.pop("unread", "p", "g", 1) // leased, not acked: nothing consumed
+	e.clock.Advance(2 * time.Hour)
+
+	st, err := e.svc.Status(e.ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"timed": 3600, "done": 7140, "unread": 0}
+	for _, q := range st.Queues {
+		if q.WindowLagSeconds != want[q.Queue] || q.OldestAgeSeconds != 7200 {
+			t.Errorf("%s: lag %v s, oldest %v s; want lag %v, oldest 7200", q.Queue, q.WindowLagSeconds, q.OldestAgeSeconds, want[q.Queue])
+		}
+	}
+	e.cycle() // the gauges are the work list's, before the cycle deletes
+	for q, lag := range want {
+		if v := gather(t, e.svc, "lethe_retention_window_lag_seconds", map[string]string{"queue": q}); v != lag {
+			t.Errorf("gauge for %s = %v, want %v", q, v, lag)
+		}
+	}
+}

@@ -8,9 +8,12 @@ import "time"
 type TestSignals struct {
 	// CycleDone reports every cycle the loop ran, skipped ones included.
 	CycleDone testSignal[CycleResult]
-	// Step is called between steps (no transaction or row lock is held);
-	// a test can block in it or return an error to fail the cycle.
+	// Step is called before every step (no transaction or row lock is
+	// held); a test can block in it or return an error to fail the step.
 	Step func(phase string, n int) error
+	// Rest, when set, replaces the duty cycle's wait after a step: it is
+	// told how long the step worked and how long the loop would rest.
+	Rest func(worked, rest time.Duration)
 }
 
 // Init arms the signals.

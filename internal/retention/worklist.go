@@ -13,55 +13,82 @@ import (
 //go:embed sql/worklist.sql
 var worklistSQL string
 
-// partitionWork is one partition as a cycle sees it: its queue's cutoffs
-// (nil: rule off) and which phases have something to do.
-type partitionWork struct {
-	Queue           string
-	PartitionID     uuid.UUID
-	Partition       string
+// cutoffs are a queue's rules at the cycle's now: the time before which
+// each deletes (nil: rule off).
+type cutoffs struct {
 	RetentionCutoff *time.Time
 	CompletedCutoff *time.Time
 	EvictCutoff     *time.Time
 	TxnCutoff       time.Time
-	HeadBase        *int64     // first retained segment; nil when the partition is empty
-	HeadFirstAt     *time.Time // its oldest frame
-	Bound           *int64     // MIN(committed)+1 over the cursors; nil without cursors
-	RetentionDue    bool
-	EvictDue        bool
-	TxnsDue         bool
 }
 
-// querier is what both a pooled connection and the pool offer.
+// queueWork is one queue as a cycle sees it: its cutoffs, its footprint
+// and the partitions that have something to do.
+type queueWork struct {
+	Queue string
+	cutoffs
+	Partitions      int
+	EmptyPartitions int
+	// OldestAt is the first frame of the queue's oldest head segment.
+	OldestAt *time.Time
+	// WindowLagSeconds is how much older than its window that is.
+	WindowLagSeconds float64
+	Due              []partitionWork
+}
+
+// partitionWork is one partition with work, and which phases it needs.
+type partitionWork struct {
+	Queue string
+	cutoffs
+	PartitionID  uuid.UUID
+	Partition    string
+	RetentionDue bool
+	EvictDue     bool
+	TxnsDue      bool
+}
+
+// querier is what both a dedicated connection and the pool offer.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 // loadWork reads the work list at now, of every queue or of one.
-func loadWork(ctx context.Context, q querier, now time.Time, queue string) ([]partitionWork, error) {
+func loadWork(ctx context.Context, q querier, now time.Time, queue string) ([]queueWork, error) {
 	rows, err := q.Query(ctx, worklistSQL, now, queue)
 	if err != nil {
 		return nil, fmt.Errorf("retention: build work list: %w", err)
 	}
-	work, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (partitionWork, error) {
-		var w partitionWork
-		err := r.Scan(&w.Queue, &w.PartitionID, &w.Partition,
-			&w.RetentionCutoff, &w.CompletedCutoff, &w.EvictCutoff, &w.TxnCutoff,
-			&w.HeadBase, &w.HeadFirstAt, &w.Bound, &w.RetentionDue, &w.EvictDue, &w.TxnsDue)
-		return w, err
-	})
+	work, err := pgx.CollectRows(rows, scanQueueWork)
 	if err != nil {
 		return nil, fmt.Errorf("retention: build work list: %w", err)
 	}
 	return work, nil
 }
 
-// queueCount is how many distinct queues the work list covers.
-func queueCount(work []partitionWork) int {
+func scanQueueWork(r pgx.CollectableRow) (queueWork, error) {
+	var w queueWork
+	var ids []uuid.UUID
+	var names []string
+	var retention, evict, txns []bool
+	err := r.Scan(&w.Queue, &w.RetentionCutoff, &w.CompletedCutoff, &w.EvictCutoff, &w.TxnCutoff,
+		&w.Partitions, &w.EmptyPartitions, &w.OldestAt, &w.WindowLagSeconds,
+		&ids, &names, &retention, &evict, &txns)
+	if err != nil {
+		return w, err
+	}
+	w.Due = make([]partitionWork, len(ids))
+	for i := range ids {
+		w.Due[i] = partitionWork{Queue: w.Queue, cutoffs: w.cutoffs, PartitionID: ids[i], Partition: names[i],
+			RetentionDue: retention[i], EvictDue: evict[i], TxnsDue: txns[i]}
+	}
+	return w, nil
+}
+
+// partitionsDue counts the partitions of the work list with work.
+func partitionsDue(work []queueWork) int {
 	n := 0
-	for i := range work {
-		if i == 0 || work[i].Queue != work[i-1].Queue {
-			n++
-		}
+	for _, q := range work {
+		n += len(q.Due)
 	}
 	return n
 }

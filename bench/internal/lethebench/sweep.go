@@ -11,6 +11,7 @@ import (
 	"github.com/lethe-mq/lethe/bench/internal/meter"
 	"github.com/lethe-mq/lethe/bench/internal/payload"
 	"github.com/lethe-mq/lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/internal/config"
 )
 
 const (
@@ -184,11 +185,23 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 	if dur.Count == 0 {
 		duringText = "no push finished during the sweep (too short to say)"
 	}
-	r.Notes = fmt.Sprintf("%s in %.2f s of sweeping, which began %.1f s after retention was enabled (the loop's interval); push at %d msg/s, batch %d: %s vs %.1f/%.1f ms without",
-		state, r.Seconds, lastUntouched.Sub(began).Seconds(), env.Plan.SweepLoadRate, sweepLoadBatch,
+	r.Notes = fmt.Sprintf("%s in %.2f s of sweeping, which began %.1f s after retention was enabled (the loop's interval); RETENTION_MAX_BUSY %s; push at %d msg/s, batch %d: %s vs %.1f/%.1f ms without",
+		state, r.Seconds, lastUntouched.Sub(began).Seconds(), maxBusy(), env.Plan.SweepLoadRate, sweepLoadBatch,
 		duringText, base.P50, base.P99)
 	env.Sink.Add(r)
 	return nil
+}
+
+// maxBusy is the duty cycle the server's retention loop runs with, as
+// the server reads it from the environment it inherits from the bench: set
+// RETENTION_MAX_BUSY to compare push latency during a sweep at several
+// values.
+func maxBusy() string {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return fmt.Sprint(cfg.Retention.MaxBusy)
 }
 
 // framesLeft counts the backlog's frames still stored.

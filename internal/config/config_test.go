@@ -1,0 +1,166 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/retention"
+)
+
+// env is a fake environment for fromLookup.
+type env map[string]string
+
+func (e env) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := fromLookup(env{}.lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Retention
+	// The packages' own defaults (for a zero Config) are the environment's.
+	if c.Port != 6632 || c.Host != "0.0.0.0" || c.PoolSize != 40 || c.LogLevel != "info" || c.DataDir != "./lethe-data" ||
+		c.MaxPayloadBytes != engine.MaxPayloadBytesDefault || c.DatabaseURL != "" {
+		t.Fatalf("server defaults = %+v", c)
+	}
+	if !r.Enabled || r.Interval != retention.IntervalDefault || r.BatchSize != retention.BatchSizeDefault ||
+		r.MaxBusy != retention.MaxBusyDefault || r.LockID != retention.LockIDDefault ||
+		r.MetricsRetentionDays != retention.MetricsRetentionDaysDefault || r.DLQRetentionDays != retention.DLQRetentionDaysDefault ||
+		r.PartitionCleanupDays != retention.PartitionCleanupDaysDefault || !r.PartitionCleanup {
+		t.Fatalf("retention defaults = %+v", r)
+	}
+	if Never != retention.Never {
+		t.Fatalf("config.Never = %d, retention.Never = %d", Never, retention.Never)
+	}
+	if len(c.Notices) != 0 {
+		t.Fatalf("notices with an empty environment: %v", c.Notices)
+	}
+}
+
+func TestEveryDefaultIsAcceptedByItsOwnRange(t *testing.T) {
+	t.Parallel()
+	for _, s := range specs {
+		if s.def == "" || s.readBy != "" {
+			continue
+		}
+		r := &reader{lookup: env{s.name: s.def}.lookup}
+		switch s.kind {
+		case whole:
+			r.whole(s)
+		case decimal:
+			r.decimal(s)
+		case flag:
+			r.flag(s)
+		case text:
+			r.text(s)
+		}
+		if len(r.errs) > 0 {
+			t.Errorf("default of %s: %v", s.name, r.errs)
+		}
+	}
+}
+
+func TestOutOfRangeValuesAreRefusedInOneLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, value, want string }{
+		{"METRICS_RETENTION_DAYS", "999999", "METRICS_RETENTION_DAYS=999999 is not accepted: want 1 to 36500 days; 0 or off: never"},
+		{"METRICS_RETENTION_DAYS", "-1", "METRICS_RETENTION_DAYS=-1 is not accepted"},
+		{"METRICS_RETENTION_DAYS", "never", "METRICS_RETENTION_DAYS=never is not accepted"},
+		{"DLQ_RETENTION_DAYS", "-5", "DLQ_RETENTION_DAYS=-5 is not accepted: want 1 to 36500 days; 0 or off: never"},
+		{"PARTITION_CLEANUP_DAYS", "0", "PARTITION_CLEANUP_DAYS=0 is not accepted: want 1 to 36500 days"},
+		{"PARTITION_CLEANUP_DAYS", "99999999999999999999", "PARTITION_CLEANUP_DAYS=99999999999999999999 is not accepted"},
+		{"RETENTION_INTERVAL", "5", "RETENTION_INTERVAL=5 is not accepted: want 10 to 86400000 ms"},
+		{"RETENTION_INTERVAL", "-5000", "RETENTION_INTERVAL=-5000 is not accepted"},
+		{"RETENTION_BATCH_SIZE", "0", "RETENTION_BATCH_SIZE=0 is not accepted: want 1 to 100000 rows"},
+		{"RETENTION_MAX_BUSY", "0", "RETENTION_MAX_BUSY=0 is not accepted: want 0.01 to 1"},
+		{"RETENTION_MAX_BUSY", "1.5", "RETENTION_MAX_BUSY=1.5 is not accepted"},
+		{"RETENTION_MAX_BUSY", "NaN", "RETENTION_MAX_BUSY=NaN is not accepted"},
+		{"RETENTION_LOCK_ID", "737000", "RETENTION_LOCK_ID=737000 is not accepted: want any 64-bit integer but 737000 (the migration lock)"},
+		{"RETENTION_ENABLED", "maybe", "RETENTION_ENABLED=maybe is not accepted: want true or false"},
+		{"RETENTION_PARALLELISM", "0", "RETENTION_PARALLELISM=0 is not accepted: want 1 to 1024"},
+		{"PORT", "70000", "PORT=70000 is not accepted: want 0 to 65535"},
+		{"DB_POOL_SIZE", "2", "DB_POOL_SIZE=2 is not accepted: want 4 to 1000 connections"},
+		{"MAX_PAYLOAD_BYTES", "1e9", "MAX_PAYLOAD_BYTES=1e9 is not accepted"},
+		{"LOG_LEVEL", "loud", "LOG_LEVEL=loud is not accepted: want debug, info, warn, error"},
+		{"LETHE_PARTITION_CLEANUP_ENABLED", "nope", "LETHE_PARTITION_CLEANUP_ENABLED=nope is not accepted"},
+	} {
+		_, err := fromLookup(env{tc.name: tc.value}.lookup)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s=%s: %v; want one line containing %q", tc.name, tc.value, err, tc.want)
+		}
+	}
+}
+
+func TestNeverIsSpelledZeroOrOff(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"0", "off", "OFF"} {
+		c, err := fromLookup(env{"METRICS_RETENTION_DAYS": v, "DLQ_RETENTION_DAYS": v}.lookup)
+		if err != nil || c.Retention.MetricsRetentionDays != Never || c.Retention.DLQRetentionDays != Never {
+			t.Fatalf("%q: %+v, %v; want Never for both", v, c.Retention, err)
+		}
+	}
+	c, err := fromLookup(env{"METRICS_RETENTION_DAYS": "36500", "DLQ_RETENTION_DAYS": "7"}.lookup)
+	if err != nil || c.Retention.MetricsRetentionDays != 36500 || c.Retention.DLQRetentionDays != 7 {
+		t.Fatalf("%+v, %v; want 36500 and 7 days", c.Retention, err)
+	}
+}
+
+func TestSettingsReadAsWritten(t *testing.T) {
+	t.Parallel()
+	c, err := fromLookup(env{"RETENTION_INTERVAL": "250", "RETENTION_MAX_BUSY": "0.2", "RETENTION_LOCK_ID": "-42",
+		"LOG_LEVEL": "DEBUG", "QUEEN_PARTITION_CLEANUP_ENABLED": "false", "PG_HOST": "db", "PG_PORT": "6543"}.lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Retention.Interval != 250*time.Millisecond || c.Retention.MaxBusy != 0.2 || c.Retention.LockID != -42 ||
+		c.LogLevel != "debug" || c.Retention.PartitionCleanup {
+		t.Fatalf("read %+v", c)
+	}
+	if c.DatabaseURL != "postgres://postgres:postgres@db:6543/postgres" {
+		t.Fatalf("DatabaseURL from PG_* = %q", c.DatabaseURL)
+	}
+	// LETHE_PARTITION_CLEANUP_ENABLED wins over Queen's name.
+	c, _ = fromLookup(env{"QUEEN_PARTITION_CLEANUP_ENABLED": "false", "LETHE_PARTITION_CLEANUP_ENABLED": "true"}.lookup)
+	if !c.Retention.PartitionCleanup {
+		t.Fatal("LETHE_PARTITION_CLEANUP_ENABLED=true did not win over QUEEN_PARTITION_CLEANUP_ENABLED=false")
+	}
+}
+
+func TestRetentionParallelismIsAcceptedAndSaidToDoNothing(t *testing.T) {
+	t.Parallel()
+	c, err := fromLookup(env{"RETENTION_PARALLELISM": "4"}.lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Notices) != 1 || !strings.Contains(c.Notices[0], "RETENTION_PARALLELISM=4 has no effect") {
+		t.Fatalf("notices = %v, want one saying RETENTION_PARALLELISM has no effect", c.Notices)
+	}
+}
+
+func TestValidateChecksAServerBuiltInCode(t *testing.T) {
+	t.Parallel()
+	c, err := fromLookup(env{}.lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Retention.MetricsRetentionDays = Never
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Never: %v", err)
+	}
+	for name, mod := range map[string]func(*Server){
+		"METRICS_RETENTION_DAYS": func(s *Server) { s.Retention.MetricsRetentionDays = -7 },
+		"RETENTION_INTERVAL":     func(s *Server) { s.Retention.Interval = time.Millisecond },
+		"RETENTION_MAX_BUSY":     func(s *Server) { s.Retention.MaxBusy = 0 },
+		"PORT":                   func(s *Server) { s.Port = -1 },
+		"LOG_LEVEL":              func(s *Server) { s.LogLevel = "verbose" },
+	} {
+		bad := c
+		mod(&bad)
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), name+"=") {
+			t.Errorf("%s out of range: Validate = %v", name, err)
+		}
+	}
+}

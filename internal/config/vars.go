@@ -1,0 +1,136 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Never, as a number of days, turns an age-out off. In the environment it
+// is spelled 0 or off.
+const Never = -1
+
+// kind is how a variable's value is written.
+type kind int
+
+const (
+	text    kind = iota // free text, or one of choices
+	whole               // an integer in [min, max]
+	decimal             // a decimal number in [minDec, maxDec]
+	flag                // true or false
+)
+
+// A spec is one environment variable: the one place its default and range
+// are written. FromEnv parses by it, Validate checks by it, and the README's
+// configuration table must match Variables (a test compares them).
+type spec struct {
+	name string
+	kind kind
+	// def is the default as the environment would spell it; "" is none.
+	def            string
+	min, max       int64
+	minDec, maxDec float64
+	unit           string
+	// never: 0 or off means never (stored as Never).
+	never bool
+	// exclude is a value in range that is refused, with why.
+	exclude    *int64
+	excludeWhy string
+	choices    []string
+	meaning    string
+	readBy     string // where it is read when not by this package
+}
+
+var migrationLock int64 = 737000
+
+// The variables, in the README's order.
+var (
+	varPort        = spec{name: "PORT", kind: whole, def: "6632", min: 0, max: 65535, meaning: "HTTP port of the API (0: any free port)"}
+	varHost        = spec{name: "HOST", kind: text, def: "0.0.0.0", meaning: "address the HTTP API listens on"}
+	varDatabaseURL = spec{name: "DATABASE_URL", kind: text, meaning: "PostgreSQL to use; without it (and without `PG_HOST`) lethe starts an embedded one"}
+	varPGHost      = spec{name: "PG_HOST", kind: text, meaning: "Queen's way to name the database: when set (and `DATABASE_URL` is not), lethe connects to `PG_HOST` with the four below"}
+	varPGPort      = spec{name: "PG_PORT", kind: whole, def: "5432", min: 1, max: 65535, meaning: "with `PG_HOST`"}
+	varPGUser      = spec{name: "PG_USER", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
+	varPGPassword  = spec{name: "PG_PASSWORD", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
+	varPGDB        = spec{name: "PG_DB", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
+	varDataDir     = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer"}
+	varPoolSize    = spec{name: "DB_POOL_SIZE", kind: whole, def: "40", min: 4, max: 1000, unit: "connections", meaning: "request connections per replica (the retention loop has one more of its own)"}
+	varLogLevel    = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
+	varMaxPayload  = spec{name: "MAX_PAYLOAD_BYTES", kind: whole, def: "4194304", min: 1024, max: 256 << 20, unit: "bytes", meaning: "largest message payload; larger pushes answer 413"}
+	varAuthToken   = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "when set, every API call needs `Authorization: Bearer <token>`"}
+	varOperator    = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the credential destructive operations need when auth is on"}
+	varPprof       = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
+	varGOGC        = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
+	varURL         = spec{name: "LETHE_URL", kind: text, def: "http://localhost:6632", readBy: "client commands", meaning: "the server the client commands (`push`, `pop`, `status`, ...) talk to; `--server` wins"}
+	varToken       = spec{name: "LETHE_TOKEN", kind: text, readBy: "client commands", meaning: "the bearer token the client commands send; `--token` wins"}
+
+	varRetentionEnabled = spec{name: "RETENTION_ENABLED", kind: flag, def: "true", meaning: "run the retention loop on this replica (status and analytics are served either way)"}
+	varInterval         = spec{name: "RETENTION_INTERVAL", kind: whole, def: "5000", min: 10, max: 86_400_000, unit: "ms", meaning: "time between retention cycles"}
+	varBatchSize        = spec{name: "RETENTION_BATCH_SIZE", kind: whole, def: "1000", min: 1, max: 100_000, unit: "rows", meaning: "most rows one retention step deletes while holding a partition lock (a sweep step also stops at 2 MiB of frames)"}
+	varMaxBusy          = spec{name: "RETENTION_MAX_BUSY", kind: decimal, def: "0.5", minDec: 0.01, maxDec: 1, meaning: "share of the time the retention loop may work: after a step that took t it rests t×(1−b)/b; 1 never rests"}
+	varLockID           = spec{name: "RETENTION_LOCK_ID", kind: whole, def: "737001", min: math.MinInt64, max: math.MaxInt64, exclude: &migrationLock, excludeWhy: "the migration lock", meaning: "the advisory lock that elects the one replica sweeping a cycle"}
+	varMetricsDays      = spec{name: "METRICS_RETENTION_DAYS", kind: whole, def: "90", min: 1, max: 36500, unit: "days", never: true, meaning: "age at which retention history and cycle records are purged"}
+	varDLQDays          = spec{name: "DLQ_RETENTION_DAYS", kind: whole, def: "off", min: 1, max: 36500, unit: "days", never: true, meaning: "age (by failure time) at which dead letters are purged"}
+	varCleanupDays      = spec{name: "PARTITION_CLEANUP_DAYS", kind: whole, def: "30", min: 1, max: 36500, unit: "days", meaning: "how long a partition must be empty and idle before it is deleted"}
+	varCleanupLethe     = spec{name: "LETHE_PARTITION_CLEANUP_ENABLED", kind: flag, def: "true", meaning: "`false` keeps every partition (and subscription) row; wins over the next"}
+	varCleanupQueen     = spec{name: "QUEEN_PARTITION_CLEANUP_ENABLED", kind: flag, def: "true", meaning: "Queen's name for the one above"}
+	varParallelism      = spec{name: "RETENTION_PARALLELISM", kind: whole, min: 1, max: 1024, meaning: "accepted for compatibility with Queen's configuration; **has no effect** (one replica sweeps, one step at a time); logged at start when set"}
+)
+
+// specs lists every variable in the README's order.
+var specs = []spec{
+	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
+	varDataDir, varPoolSize, varLogLevel, varMaxPayload, varAuthToken, varOperator,
+	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
+	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen, varParallelism,
+	varPprof, varGOGC, varURL, varToken,
+}
+
+// Variable is one environment variable as the README documents it.
+type Variable struct {
+	Name    string
+	Default string // as written in the environment; "" is none
+	Range   string // the values accepted; "" is any text
+	Meaning string
+	// ReadBy is where the variable is read when not by FromEnv.
+	ReadBy string
+}
+
+// Variables lists every environment variable lethe reads, with its
+// default and range, in the README's order.
+func Variables() []Variable {
+	out := make([]Variable, len(specs))
+	for i, s := range specs {
+		out[i] = Variable{Name: s.name, Default: s.def, Range: s.rangeText(), Meaning: s.meaning, ReadBy: s.readBy}
+	}
+	return out
+}
+
+// rangeText states what the variable accepts.
+func (s spec) rangeText() string {
+	switch s.kind {
+	case flag:
+		return "`true` or `false`"
+	case decimal:
+		return fmt.Sprintf("`%g` to `%g`", s.minDec, s.maxDec)
+	case whole:
+		r := fmt.Sprintf("`%d` to `%d`", s.min, s.max)
+		if s.min == math.MinInt64 && s.max == math.MaxInt64 {
+			r = "any 64-bit integer"
+		}
+		if s.unit != "" {
+			r += " " + s.unit
+		}
+		if s.exclude != nil {
+			r += fmt.Sprintf(" but `%d` (%s)", *s.exclude, s.excludeWhy)
+		}
+		if s.never {
+			r += "; `0` or `off`: never"
+		}
+		return r
+	}
+	if len(s.choices) > 0 {
+		return "`" + strings.Join(s.choices, "`, `") + "`"
+	}
+	return ""
+}
