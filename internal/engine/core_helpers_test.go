@@ -15,6 +15,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/pgtest"
 	"github.com/lethe-mq/lethe/internal/schema"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // coreT0 is where every test's fake clock starts.
@@ -134,15 +135,27 @@ func (e *coreEnv) count(sql string, args ...any) int64 {
 	return n
 }
 
-// rowCounts is the number of rows of every core table, to prove that a
-// rejected request wrote nothing.
+// rowCounts is the number of rows of every core table, and what the store
+// holds, to prove that a rejected request wrote nothing.
 func (e *coreEnv) rowCounts() map[string]int64 {
 	e.t.Helper()
 	out := map[string]int64{}
-	for _, table := range []string{"queues", "partitions", "segments", "txns", "subscriptions", "cursors", "dead_letters"} {
+	for _, table := range []string{"queues", "partitions", "subscriptions", "cursors", "dead_letters"} {
 		out[table] = e.count("SELECT count(*) FROM lethe." + table)
 	}
+	st, hashes := e.stored()
+	out["stored messages"], out["stored segments"], out["stored hashes"] = st.Messages, st.Segments, hashes
 	return out
+}
+
+// stored is what the store holds in all.
+func (e *coreEnv) stored() (store.Stats, int64) {
+	e.t.Helper()
+	st, hashes, err := store.Totals(e.ctx, e.pool)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return st, hashes
 }
 
 func corePayloads(resp *api.PopResponse) []string {
@@ -157,7 +170,7 @@ func coreSameCounts(t *testing.T, before, after map[string]int64) {
 	t.Helper()
 	for k, v := range before {
 		if after[k] != v {
-			t.Errorf("lethe.%s has %d rows, want %d (nothing should have been written)", k, after[k], v)
+			t.Errorf("%s: %d, want %d (nothing should have been written)", k, after[k], v)
 		}
 	}
 }
