@@ -28,6 +28,8 @@ type coreEnv struct {
 	eng   *engine.Engine
 	pool  *pgxpool.Pool
 	clock *clock.Fake
+	// sig are the engine's test signals, armed.
+	sig engine.TestSignals
 }
 
 // newCoreEnv builds the engine directly (not through testserver) so tests can
@@ -51,10 +53,13 @@ func newCoreEnv(t *testing.T, cfg engine.Config) *coreEnv {
 	}
 	clk := clock.NewFake(coreT0)
 	cfg.Clock = clk
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg.TestSignals.Init()
 	eng := engine.New(pool, cfg)
 	t.Cleanup(eng.Close)
-	return &coreEnv{t: t, ctx: ctx, eng: eng, pool: pool, clock: clk}
+	return &coreEnv{t: t, ctx: ctx, eng: eng, pool: pool, clock: clk, sig: cfg.TestSignals}
 }
 
 // push appends one message per payload (raw JSON) to queue/partition.

@@ -78,7 +78,9 @@ func (l *Lease) Complete() bool {
 	return true
 }
 
-func (l *Lease) hasOutcome(o int64) bool { return slices.Contains(l.Done, o) || slices.Contains(l.Failed, o) }
+func (l *Lease) hasOutcome(o int64) bool {
+	return slices.Contains(l.Done, o) || slices.Contains(l.Failed, o)
+}
 
 // Busy says another consumer holds a live lease: the group's next messages
 // on this partition wait for it.
