@@ -92,7 +92,7 @@ func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand cand
 	}
 	out.msgs = make([]api.Message, len(cl.Deliver))
 	for k, i := range cl.Deliver {
-		out.msgs[k] = e.message(q, cand, req.Group, out.leaseID, c.RetriesOf(frames[i].Offset), &frames[i])
+		out.msgs[k] = deliveredMessage(q, cand, req.Group, out.leaseID, c.RetriesOf(frames[i].Offset), &frames[i])
 	}
 	return out, nil
 }
@@ -157,8 +157,8 @@ func frameAt(frames []store.Frame, offset int64) *store.Frame {
 	return nil
 }
 
-// message is one delivered message as the API shows it.
-func (e *Engine) message(q *Queue, cand candidate, group, leaseID string, retries int, f *store.Frame) api.Message {
+// deliveredMessage is one delivered message as the API shows it.
+func deliveredMessage(q *Queue, cand candidate, group, leaseID string, retries int, f *store.Frame) api.Message {
 	return api.Message{
 		ID:            MessageID(cand.pid, f.Offset),
 		TransactionID: f.TxnID,

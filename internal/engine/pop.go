@@ -284,9 +284,10 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 // says it starts. It answers false when the partition is gone (cleaned up
 // after it was listed).
 func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, fromAt *time.Time) (bool, error) {
+	// Starting at the oldest message (no subscription time) needs no
+	// lookup: one round trip.
 	start := int64(-1)
 	if fromAt != nil {
-		// Starting at the oldest message needs no lookup: one round trip.
 		var exists bool
 		if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.cursors WHERE partition_id = $1 AND group_name = $2)`,
 			pid, group).Scan(&exists); err != nil {
