@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"sync"
+	"time"
+)
+
 // effects are what committed work tells the rest of the replica: metric
 // counters, long-poll wake-ups, and the logs of partitions that could not be
 // served. Code that changes state collects them while its transaction runs
@@ -96,10 +101,35 @@ func (e *Engine) fire(fx *effects) {
 		}
 	}
 	for _, f := range fx.faults {
-		e.log.Error("partition skipped: its stored state could not be served",
-			"queue", f.queue, "partition", f.partition, "op", f.op, "error", f.err)
+		if e.faultLog.due(f.queue+"\x00"+f.partition+"\x00"+f.op, e.clock.Now()) {
+			e.log.Error("partition skipped: its stored state could not be served (logged once a minute per partition)",
+				"queue", f.queue, "partition", f.partition, "op", f.op, "error", f.err)
+		}
 		if h.PartitionFailed != nil {
 			h.PartitionFailed(f.queue, f.op)
 		}
 	}
+}
+
+// logThrottle lets a repeated log line through once per interval per key:
+// a partition that cannot be served fails every pop of it, and the log
+// would otherwise repeat at the pop rate (the counter still counts each).
+type logThrottle struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+const faultLogInterval = time.Minute
+
+func (t *logThrottle) due(key string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if at, ok := t.last[key]; ok && now.Sub(at) < faultLogInterval && !now.Before(at) {
+		return false
+	}
+	if t.last == nil || len(t.last) > 10_000 {
+		t.last = map[string]time.Time{} // bounded; forgetting only logs again
+	}
+	t.last[key] = now
+	return true
 }

@@ -69,6 +69,8 @@ type Engine struct {
 	subsMu sync.Mutex
 	subs   map[subKey]cachedSub
 
+	faultLog logThrottle
+
 	closeOnce sync.Once
 	stop      context.CancelFunc
 	// bg counts every goroutine the engine started; Close waits for them.

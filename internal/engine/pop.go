@@ -208,6 +208,7 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 		got, err := e.claim(ctx, q, c, req, fromAt, now)
 		if err != nil && partitionFault(err) {
 			fx.partitionFailed(q.Name, c.name, "pop", err)
+			e.rotateFailed(ctx, c.pid, req.Group, now)
 			continue
 		}
 		if err != nil {
@@ -227,6 +228,17 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 		fx.delivered(q.Name, req.Group, len(got.msgs))
 	}
 	return resp, nil
+}
+
+// rotateFailed records a pop of a partition that failed to serve, so the
+// candidates of the next pops try the others first rather than failing on
+// it every time. Best effort: it touches only last_pop_at.
+func (e *Engine) rotateFailed(ctx context.Context, pid uuid.UUID, group string, now time.Time) {
+	_, err := e.pool.Exec(ctx, `UPDATE lethe.cursors SET last_pop_at = $3 WHERE partition_id = $1 AND group_name = $2`,
+		pid, group, now)
+	if err != nil {
+		e.log.Debug("could not rotate a failing partition", "partition", pid, "group", group, "error", err)
+	}
 }
 
 // popCandidates lists the partitions a pop tries: the named one, or those
