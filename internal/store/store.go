@@ -17,7 +17,7 @@
 //     cannot be decoded comes back as an unreadable offset (Frame.Err), not
 //     as an error for the whole read.
 //
-// The package imports nothing of lethe's but frame and clock.
+// The package imports nothing of lethe's but frame (a test checks it).
 package store
 
 import (
