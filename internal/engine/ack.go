@@ -2,28 +2,29 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/lease"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
-// normalizeAckStatus maps Queen's spellings onto lethe's outcomes.
-func normalizeAckStatus(s string) (string, bool) {
+// ackOutcome maps Queen's spellings of an ack status onto lethe's outcomes
+// and the status the counters use.
+func ackOutcome(s string) (lease.Outcome, string, bool) {
 	switch s {
 	case api.AckCompleted, api.AckSuccess, "":
-		return api.AckCompleted, true
+		return lease.Completed, api.AckCompleted, true
 	case api.AckFailed, api.AckRetry:
-		return api.AckFailed, true
+		return lease.Failed, api.AckFailed, true
 	case api.AckDLQ:
-		return api.AckDLQ, true
+		return lease.DLQ, api.AckDLQ, true
 	}
-	return "", false
+	return 0, "", false
 }
 
 type ackItem struct {
@@ -31,25 +32,44 @@ type ackItem struct {
 	req   api.AckRequest
 }
 
+type ackKey struct {
+	pid   uuid.UUID
+	group string
+}
+
 // Ack applies acknowledgements. Problems with one ack (unknown partition,
-// lease gone, unknown transaction) answer success=false for it, never an
-// error; an error means the database failed.
+// lease gone, unknown transaction, a partition whose stored state cannot be
+// used) answer success=false for it, never an error; an error means the
+// database failed.
 func (e *Engine) Ack(ctx context.Context, acks []api.AckRequest, defaultGroup string) ([]api.AckResult, error) {
 	results := make([]api.AckResult, len(acks))
-	type key struct {
-		pid   uuid.UUID
-		group string
+	groups, order := groupAcks(acks, defaultGroup, results)
+	for _, k := range order {
+		var fx effects
+		err := e.consumerTx(ctx, func(tx pgx.Tx) error {
+			fx = effects{}
+			return e.ackGroup(ctx, tx, k.pid, k.group, groups[k], results, &fx)
+		})
+		if err != nil && partitionFault(err) {
+			failAckGroup(groups[k], results, err)
+			fx = effects{}
+			fx.partitionFailed(results[groups[k][0].index].QueueName, k.pid.String(), "ack", err)
+		} else if err != nil {
+			return nil, err
+		}
+		e.fire(&fx)
 	}
-	groups := map[key][]ackItem{}
-	var order []key
+	return results, nil
+}
+
+// groupAcks sorts acks by (partition, group), in first-seen order, and
+// answers the malformed ones in results.
+func groupAcks(acks []api.AckRequest, defaultGroup string, results []api.AckResult) (map[ackKey][]ackItem, []ackKey) {
+	groups := map[ackKey][]ackItem{}
+	var order []ackKey
 	for i, a := range acks {
 		results[i] = api.AckResult{Index: i, TransactionID: a.TransactionID}
-		if a.ConsumerGroup == "" {
-			a.ConsumerGroup = defaultGroup
-		}
-		if a.ConsumerGroup == "" {
-			a.ConsumerGroup = api.QueueModeGroup
-		}
+		a.ConsumerGroup = cmpOr(a.ConsumerGroup, defaultGroup, api.QueueModeGroup)
 		pid, err := uuid.Parse(a.PartitionID)
 		if err != nil {
 			results[i].Error = fmt.Sprintf("partitionId %q is not a partition id (a UUID from the popped message)", a.PartitionID)
@@ -59,195 +79,174 @@ func (e *Engine) Ack(ctx context.Context, acks []api.AckRequest, defaultGroup st
 			results[i].Error = "transactionId is required"
 			continue
 		}
-		k := key{pid, a.ConsumerGroup}
+		k := ackKey{pid, a.ConsumerGroup}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], ackItem{i, a})
 	}
-	for _, k := range order {
-		err := e.consumerTx(ctx, func(tx pgx.Tx) error {
-			return e.ackGroup(ctx, tx, k.pid, k.group, groups[k], results)
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return results, nil
+	return groups, order
 }
 
-// ackGroup applies the acks of one group on one partition inside tx, holding
-// the cursor row lock.
-func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, items []ackItem, results []api.AckResult) error {
-	// One round trip locks the cursor and reads what settling needs.
-	var queueName, partName string
-	var q Queue
-	var retryDelayMs int
-	c := &cursor{}
-	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, q.name, p.name, q.retry_limit, q.retry_delay_ms
-		  FROM lethe.cursors c
-		  JOIN lethe.partitions p ON p.id = c.partition_id
-		  JOIN lethe.queues q ON q.id = p.queue_id
-		 WHERE c.partition_id = $1 AND c.group_name = $2
-		   FOR UPDATE OF c`, pid, group).
-		Scan(c.fields(&queueName, &partName, &q.RetryLimit, &retryDelayMs)...)
-	q.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
-	if errors.Is(err, pgx.ErrNoRows) {
-		// No cursor: say whether the partition itself is unknown.
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.partitions WHERE id = $1)`, pid).Scan(&exists); err != nil {
-			return fmt.Errorf("ack: look up partition %s: %w", pid, err)
+func cmpOr(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
 		}
-		for _, it := range items {
-			if exists {
-				results[it.index].Error = fmt.Sprintf("consumer group %q has nothing delivered on partition %s", groupLabelOrQueue(group), pid)
-			} else {
-				results[it.index].Error = fmt.Sprintf("partition %s does not exist", pid)
-			}
-		}
-		return nil
+	}
+	return ""
+}
+
+// failAckGroup answers every ack of a group whose transaction failed on the
+// partition's stored state.
+func failAckGroup(items []ackItem, results []api.AckResult, err error) {
+	for _, it := range items {
+		r := &results[it.index]
+		*r = api.AckResult{Index: r.Index, TransactionID: r.TransactionID, QueueName: r.QueueName, PartitionName: r.PartitionName,
+			Error: fmt.Sprintf("the partition's stored state could not be used, so nothing was acked (logged on the server): %v", err)}
+	}
+}
+
+// ackGroup applies the acks of one group on one partition inside tx,
+// holding the cursor row lock, and collects its counts in fx.
+func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, items []ackItem, results []api.AckResult, fx *effects) error {
+	row, target, err := lockCursorForAck(ctx, tx, pid, group)
+	for _, it := range items {
+		results[it.index].QueueName, results[it.index].PartitionName = target.queue, target.partition
 	}
 	if err != nil {
-		return fmt.Errorf("ack: lock cursor %s/%s: %w", pid, group, err)
+		return err
 	}
-	for _, it := range items {
-		results[it.index].QueueName, results[it.index].PartitionName = queueName, partName
+	if row == nil {
+		return answerNoCursor(ctx, tx, pid, group, items, results)
 	}
 	now := e.clock.Now()
-	leaseIDStr := ""
-	if c.leased() {
-		leaseIDStr = c.leaseID.String()
-	}
-	changed := false
-	for _, it := range items {
-		res := &results[it.index]
-		status, ok := normalizeAckStatus(it.req.Status)
-		if !ok {
-			res.Error = fmt.Sprintf("status %q is not one of completed, success, failed, retry, dlq", it.req.Status)
-			continue
-		}
-		idx := -1
-		if c.leased() && (it.req.LeaseID == "" || it.req.LeaseID == leaseIDStr) {
-			idx = slices.Index(c.leaseTxns, it.req.TransactionID)
-		}
-		if idx < 0 {
-			// Not in the live lease: done already, or lost with its lease.
-			done, err := e.alreadyDone(ctx, tx, c, it.req.TransactionID)
-			if err != nil {
-				return err
-			}
-			if done {
-				res.Success = true
-				continue
-			}
-			if it.req.LeaseID != "" && it.req.LeaseID != leaseIDStr {
-				res.Error = fmt.Sprintf("lease %s is no longer held (it expired or was released); the message will be redelivered", it.req.LeaseID)
-			} else {
-				res.Error = fmt.Sprintf("transaction %s is not leased to consumer group %q (unknown, expired, or past the deduplication window)",
-					it.req.TransactionID, groupLabelOrQueue(group))
-			}
-			continue
-		}
-		off := c.leaseFrom + int64(idx)
-		switch status {
-		case api.AckCompleted:
-			c.leaseDone = appendUnique(c.leaseDone, off)
-		case api.AckFailed:
-			c.leaseFail = appendUnique(c.leaseFail, off)
-			if it.req.Error != "" {
-				c.leaseError = it.req.Error
-			}
-		case api.AckDLQ:
-			if err := e.deadLetter(ctx, tx, c, off, it.req.Error, c.retryCount, now); err != nil {
-				return err
-			}
-			c.leaseDone = appendUnique(c.leaseDone, off)
-			res.DLQ = true
-		}
-		res.Success = true
-		changed = true
-	}
-	if !changed {
-		return nil
-	}
-	if c.outcomeCount() >= c.leaseSize() {
-		dead, err := e.settle(ctx, tx, c, &q, now, now)
-		if err != nil {
+	offsets := make([]int64, len(items))
+	applied := make([]bool, len(items))
+	for k, it := range items {
+		if offsets[k], applied[k], err = e.ackOne(ctx, tx, row, it.req, &results[it.index], now); err != nil {
 			return err
 		}
-		for _, it := range items {
-			if results[it.index].Success {
+	}
+	if !anyTrue(applied) {
+		return nil
+	}
+	if row.Lease.Held() && row.Lease.Complete() {
+		dead := lease.Settle(&row.Cursor, target.policy, now)
+		if err := e.writeDeadLetters(ctx, tx, row, now, dead); err != nil {
+			return err
+		}
+		for k, it := range items {
+			if applied[k] {
 				results[it.index].LeaseReleased = true
-				if dead && isFailed(it.req.Status) {
-					results[it.index].DLQ = true
-				}
+				results[it.index].DLQ = results[it.index].DLQ || dead != nil && dead.Offset == offsets[k]
 			}
 		}
 	}
-	if e.cfg.Hooks.Acked != nil {
-		// One call per outcome (completed, failed, dlq) of the acks applied.
-		counts := map[string]int{}
-		for _, it := range items {
-			if results[it.index].Success {
-				st, _ := normalizeAckStatus(it.req.Status)
-				counts[st]++
-			}
-		}
-		for st, n := range counts {
-			e.cfg.Hooks.Acked(queueName, group, st, n)
-		}
-	}
-	return c.save(ctx, tx, now, false)
+	countAcks(items, applied, target.queue, group, fx)
+	return row.save(ctx, tx, now, false)
 }
 
-func isFailed(s string) bool { st, _ := normalizeAckStatus(s); return st == api.AckFailed }
+// ackOne applies one ack to the cursor. applied is false when it changed
+// nothing (already done, or not applicable: res says why).
+func (e *Engine) ackOne(ctx context.Context, tx pgx.Tx, row *cursorRow, req api.AckRequest, res *api.AckResult, now time.Time) (int64, bool, error) {
+	outcome, _, ok := ackOutcome(req.Status)
+	if !ok {
+		res.Error = fmt.Sprintf("status %q is not one of completed, success, failed, retry, dlq", req.Status)
+		return 0, false, nil
+	}
+	leaseID := uuid.Nil
+	if req.LeaseID != "" {
+		id, err := uuid.Parse(req.LeaseID)
+		if err != nil {
+			res.Error = fmt.Sprintf("leaseId %q is not a lease id (the leaseId of the popped message)", req.LeaseID)
+			return 0, false, nil
+		}
+		leaseID = id
+	}
+	hash := store.TxnHash(req.TransactionID)
+	off, dead, ok := lease.Ack(&row.Cursor, leaseID, hash, outcome, req.Error)
+	if !ok {
+		return 0, false, ackOutsideLease(ctx, tx, row, req, leaseID, hash, res)
+	}
+	if dead != nil {
+		if err := e.writeDeadLetter(ctx, tx, row, *dead, nil, now); err != nil {
+			return 0, false, err
+		}
+		res.DLQ = true
+	}
+	res.Success = true
+	return off, true, nil
+}
+
+// ackOutsideLease answers an ack the live lease does not hold: success when
+// the transaction id resolves, through the hash sidecar, to a message the
+// group is already done with; otherwise why it cannot apply. A hash purged
+// past its window resolves as unknown: not acked, so the message is
+// redelivered rather than lost.
+func ackOutsideLease(ctx context.Context, tx pgx.Tx, row *cursorRow, req api.AckRequest, leaseID uuid.UUID, hash int64, res *api.AckResult) error {
+	off, found, err := store.TxnOffset(ctx, tx, row.pid, hash)
+	if err != nil {
+		return err
+	}
+	switch {
+	case found && row.IsDone(off):
+		res.Success = true
+	case lease.LeaseGone(&row.Cursor, leaseID):
+		res.Error = fmt.Sprintf("lease %s is no longer held (it expired or was released); the message will be redelivered", req.LeaseID)
+	default:
+		res.Error = fmt.Sprintf("transaction %s is not leased to consumer group %q (unknown, expired, or past the deduplication window)",
+			req.TransactionID, groupLabelOrQueue(row.group))
+	}
+	return nil
+}
+
+// answerNoCursor answers acks for a group without a cursor on pid, saying
+// whether the partition itself is unknown.
+func answerNoCursor(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, items []ackItem, results []api.AckResult) error {
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.partitions WHERE id = $1)`, pid).Scan(&exists); err != nil {
+		return fmt.Errorf("ack: look up partition %s: %w", pid, err)
+	}
+	for _, it := range items {
+		if exists {
+			results[it.index].Error = fmt.Sprintf("consumer group %q has nothing delivered on partition %s", groupLabelOrQueue(group), pid)
+		} else {
+			results[it.index].Error = fmt.Sprintf("partition %s does not exist", pid)
+		}
+	}
+	return nil
+}
+
+// countAcks counts the applied acks per outcome (completed, failed, dlq).
+func countAcks(items []ackItem, applied []bool, queue, group string, fx *effects) {
+	var counts [3]int
+	statuses := [3]string{api.AckCompleted, api.AckFailed, api.AckDLQ}
+	for k, it := range items {
+		if applied[k] {
+			o, _, _ := ackOutcome(it.req.Status)
+			counts[o]++
+		}
+	}
+	for o, n := range counts {
+		if n > 0 {
+			fx.acked(queue, group, statuses[o], n)
+		}
+	}
+}
+
+func anyTrue(bs []bool) bool {
+	for _, b := range bs {
+		if b {
+			return true
+		}
+	}
+	return false
+}
 
 func groupLabelOrQueue(group string) string {
 	if group == api.QueueModeGroup {
 		return "queue mode"
 	}
 	return group
-}
-
-// alreadyDone tells whether txnID resolves, through the hash sidecar, to an
-// offset the group has already moved past. A hash purged past its window
-// resolves as unknown: not acked, so the message is redelivered rather than
-// lost.
-func (e *Engine) alreadyDone(ctx context.Context, tx pgx.Tx, c *cursor, txnID string) (bool, error) {
-	off, found, err := txnOffset(ctx, tx, c.pid, txnID)
-	if err != nil || !found {
-		return false, err
-	}
-	return off <= c.committed, nil
-}
-
-func appendUnique(s []int64, v int64) []int64 {
-	if slices.Contains(s, v) {
-		return s
-	}
-	return append(s, v)
-}
-
-// txnOffset resolves a transaction id to the offset it was stored at in
-// partition pid, through the hash sidecar. found is false when it was never
-// stored or its hash was purged past the window.
-func txnOffset(ctx context.Context, q querier, pid uuid.UUID, txnID string) (offset int64, found bool, err error) {
-	rows, err := q.Query(ctx, `SELECT lethe.txn_offset($1, $2)`, pid, txnHash(txnID))
-	if err != nil {
-		return 0, false, fmt.Errorf("resolve transaction %s: %w", txnID, err)
-	}
-	defer rows.Close()
-	var off *int64
-	for rows.Next() {
-		if err := rows.Scan(&off); err != nil {
-			return 0, false, fmt.Errorf("resolve transaction %s: %w", txnID, err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return 0, false, fmt.Errorf("resolve transaction %s: %w", txnID, err)
-	}
-	if off == nil {
-		return 0, false, nil
-	}
-	return *off, true, nil
 }

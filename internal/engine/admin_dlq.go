@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // DeadLetterFilter selects dead letters; empty fields do not filter. From
@@ -147,32 +148,31 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*Replayed, err
 			return fmt.Errorf("load dead letter %d: %w", id, err)
 		}
 		if payload == nil {
-			return fmt.Errorf("%w: dead letter %d has no payload (its segment was gone when it failed), so there is nothing to replay; delete it instead",
+			return fmt.Errorf("%w: dead letter %d has no payload (its message was gone or unreadable when it failed), so there is nothing to replay; delete it instead",
 				ErrConflict, id)
 		}
 		now := e.clock.Now()
-		f := frame.Encode(frame.Message{CreatedAt: now, TxnID: res.TransactionID, TraceID: traceID, Payload: payload})
-		req := &appendReq{queue: res.Queue, partition: res.Partition, hashes: []int64{txnHash(res.TransactionID)},
-			frames: [][]byte{f}, times: []time.Time{now}, bytes: len(f)}
-		if err := e.writeSegment(ctx, tx, pid, []*appendReq{req}); err != nil {
-			if errors.Is(err, errPartitionGone) {
-				return fmt.Errorf("%w: partition %s was deleted meanwhile", ErrConflict, pid)
-			}
+		b := store.NewBatch(1, 0)
+		b.Add(store.TxnHash(res.TransactionID), frame.Encode(frame.Message{CreatedAt: now, TxnID: res.TransactionID, TraceID: traceID, Payload: payload}), now)
+		appended, err := store.Append(ctx, tx, pid, b, now)
+		if errors.Is(err, store.ErrPartitionGone) {
+			return fmt.Errorf("%w: partition %s was deleted meanwhile", ErrConflict, pid)
+		}
+		if err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM lethe.dead_letters WHERE id = $1`, id); err != nil {
 			return fmt.Errorf("delete replayed dead letter %d: %w", id, err)
 		}
-		res.PartitionID, res.Offset = pid.String(), req.results[0].offset
+		res.PartitionID, res.Offset = pid.String(), appended[0].Offset
 		res.MessageID = MessageID(pid, res.Offset)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if e.cfg.Hooks.Pushed != nil {
-		e.cfg.Hooks.Pushed(res.Queue, 1)
-	}
-	e.notifier.notify(res.Queue)
+	var fx effects
+	fx.pushed(res.Queue, 1)
+	e.fire(&fx)
 	return res, nil
 }

@@ -20,11 +20,9 @@ const lagStateSeconds = 300
 // count from where its subscription would start it. Parameters: $1 now,
 // $2 one group or NULL, $3 queue names or NULL.
 //
-// The age of the oldest unconsumed message is its segment's first_at: a
-// segment is written by one flush, so its frames are at most that flush's
-// wait apart, and reading it needs no frame decoding. For a partition the
-// group has not started on with a subscription time, the start is rounded
-// down to a segment boundary.
+// The age of the oldest unconsumed message and where a subscription time
+// starts come from the storage layer's SQL functions (lethe.store_time_at,
+// lethe.store_offset_since: segment granularity, no frame decoding).
 const groupPartitionsSQL = `
 	WITH members AS (
 		SELECT s.queue_id, s.group_name FROM lethe.subscriptions s
@@ -40,8 +38,7 @@ const groupPartitionsSQL = `
 		           WHEN c.partition_id IS NOT NULL THEN c.committed + 1
 		           WHEN sub.from_at IS NULL THEN 0
 		           WHEN p.last_push_at IS NULL OR p.last_push_at < sub.from_at THEN p.next_offset
-		           ELSE coalesce((SELECT min(s.base_offset) FROM lethe.segments s
-		                           WHERE s.partition_id = p.id AND s.last_at >= sub.from_at), p.next_offset)
+		           ELSE coalesce(lethe.store_offset_since(p.id, sub.from_at), p.next_offset)
 		       END) AS first_unconsumed
 		  FROM members m
 		  JOIN lethe.queues q ON q.id = m.queue_id
@@ -51,14 +48,8 @@ const groupPartitionsSQL = `
 		 WHERE $3::text[] IS NULL OR q.name = ANY($3)
 	), lagged AS (
 		SELECT pl.*, greatest(pl.next_offset - pl.first_unconsumed, 0) AS offset_lag,
-		       CASE WHEN pl.next_offset > pl.first_unconsumed THEN coalesce(
-		           (SELECT CASE WHEN h.last_offset >= pl.first_unconsumed THEN h.first_at END FROM (
-		               SELECT s.last_offset, s.first_at FROM lethe.segments s
-		                WHERE s.partition_id = pl.partition_id AND s.base_offset <= pl.first_unconsumed
-		                ORDER BY s.base_offset DESC LIMIT 1) h),
-		           (SELECT s.first_at FROM lethe.segments s
-		             WHERE s.partition_id = pl.partition_id AND s.base_offset > pl.first_unconsumed
-		             ORDER BY s.base_offset LIMIT 1)) END AS oldest_unconsumed_at
+		       CASE WHEN pl.next_offset > pl.first_unconsumed
+		            THEN lethe.store_time_at(pl.partition_id, pl.first_unconsumed) END AS oldest_unconsumed_at
 		  FROM placed pl
 	)
 	SELECT l.*,

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lethe-mq/lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/pushdec"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // Budget of one message browse: messages live inside segments, so a
@@ -59,14 +61,9 @@ type MessagePage struct {
 	// Truncated says the scan stopped at its budget before filling the
 	// page: narrow the filters (queue, partition, from, to).
 	Truncated bool `json:"truncated"`
-}
-
-type segmentRef struct {
-	pid    uuid.UUID
-	base   int64
-	last   int64
-	lastAt time.Time
-	bytes  int
+	// Unreadable counts stored messages the scan passed but could not
+	// decode (a damaged segment); they are logged on the server.
+	Unreadable int `json:"unreadable,omitempty"`
 }
 
 // BrowseMessages pages through stored messages, newest segments first and,
@@ -80,29 +77,16 @@ func (e *Engine) BrowseMessages(ctx context.Context, f MessageFilter) (*MessageP
 	if err != nil {
 		return nil, err
 	}
-	var qid *int64
-	var only *uuid.UUID
-	switch {
-	case f.Partition != "" && f.Queue == "":
-		return nil, invalidf("partition filter needs queue too: partition names are per queue")
-	case f.Partition != "":
-		pid, err := e.partitionOf(ctx, f.Queue, f.Partition)
-		if err != nil {
-			return nil, err
-		}
-		only = &pid
-	case f.Queue != "":
-		id, err := e.queueID(ctx, f.Queue)
-		if err != nil {
-			return nil, err
-		}
-		qid = &id
+	sf, err := e.segmentFilter(ctx, f)
+	if err != nil {
+		return nil, err
 	}
 	b := &browser{e: e, f: f, status: status, readers: map[uuid.UUID]*partitionReaders{},
 		page: &MessagePage{Messages: []BrowsedMessage{}, Limit: f.Limit, Offset: f.Offset}}
-	var after *segmentRef
+	defer e.fire(&b.fx)
+	var after *store.SegmentRef
 	for scanned := 0; !b.full(); {
-		segs, err := e.segmentBatch(ctx, qid, only, f.From, f.To, after)
+		segs, err := store.ListSegments(ctx, e.pool, sf, after, browseBatch)
 		if err != nil {
 			return nil, err
 		}
@@ -127,44 +111,26 @@ func (e *Engine) BrowseMessages(ctx context.Context, f MessageFilter) (*MessageP
 	return b.page, nil
 }
 
-// segmentBatch returns the next segments in browse order after the given
-// one: by offset within one partition, by last write time across several.
-func (e *Engine) segmentBatch(ctx context.Context, qid *int64, only *uuid.UUID, from, to *time.Time, after *segmentRef) ([]segmentRef, error) {
-	var rows pgx.Rows
-	var err error
-	const cols = `SELECT s.partition_id, s.base_offset, s.last_offset, s.last_at, s.byte_size FROM lethe.segments s`
-	const times = ` AND ($2::timestamptz IS NULL OR s.last_at >= $2) AND ($3::timestamptz IS NULL OR s.first_at <= $3)`
-	if only != nil {
-		before := int64(1<<63 - 1)
-		if after != nil {
-			before = after.base
+// segmentFilter turns a browse filter into the segments to scan.
+func (e *Engine) segmentFilter(ctx context.Context, f MessageFilter) (store.SegmentFilter, error) {
+	sf := store.SegmentFilter{From: f.From, To: f.To}
+	switch {
+	case f.Partition != "" && f.Queue == "":
+		return sf, invalidf("partition filter needs queue too: partition names are per queue")
+	case f.Partition != "":
+		pid, err := e.partitionOf(ctx, f.Queue, f.Partition)
+		if err != nil {
+			return sf, err
 		}
-		rows, err = e.pool.Query(ctx, cols+` WHERE s.partition_id = $1`+times+` AND s.base_offset < $4
-			 ORDER BY s.base_offset DESC LIMIT $5`, *only, from, to, before, browseBatch)
-	} else {
-		var at *time.Time
-		var pid *uuid.UUID
-		var base *int64
-		if after != nil {
-			at, pid, base = &after.lastAt, &after.pid, &after.base
+		sf.Partition = &pid
+	case f.Queue != "":
+		id, err := e.queueID(ctx, f.Queue)
+		if err != nil {
+			return sf, err
 		}
-		rows, err = e.pool.Query(ctx, cols+` JOIN lethe.partitions p ON p.id = s.partition_id
-			 WHERE ($1::bigint IS NULL OR p.queue_id = $1)`+times+`
-			   AND ($4::timestamptz IS NULL OR (s.last_at, s.partition_id, s.base_offset) < ($4, $5::uuid, $6::bigint))
-			 ORDER BY s.last_at DESC, s.partition_id DESC, s.base_offset DESC LIMIT $7`,
-			qid, from, to, at, pid, base, browseBatch)
+		sf.Queue = &id
 	}
-	if err != nil {
-		return nil, fmt.Errorf("list segments to browse: %w", err)
-	}
-	segs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (segmentRef, error) {
-		var s segmentRef
-		return s, r.Scan(&s.pid, &s.base, &s.last, &s.lastAt, &s.bytes)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list segments to browse: %w", err)
-	}
-	return segs, nil
+	return sf, nil
 }
 
 // browser fills one page.
@@ -176,59 +142,72 @@ type browser struct {
 	page    *MessagePage
 	skipped int
 	bytes   int
+	fx      effects
 }
 
 func (b *browser) full() bool { return len(b.page.Messages) >= b.f.Limit }
 
 // scan decodes one segment and adds its matching frames, newest first.
-func (b *browser) scan(ctx context.Context, s segmentRef) error {
-	var seg []byte
-	err := b.e.pool.QueryRow(ctx, `SELECT frames FROM lethe.segments WHERE partition_id = $1 AND base_offset = $2`,
-		s.pid, s.base).Scan(&seg)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil // removed by retention since it was listed
-	}
-	if err != nil {
-		return fmt.Errorf("read segment %d of %s: %w", s.base, s.pid, err)
-	}
-	b.bytes += len(seg)
-	msgs, err := frame.Decode(seg)
-	if err != nil {
-		return fmt.Errorf("decode segment %d of %s: %w", s.base, s.pid, err)
-	}
-	pr := b.readers[s.pid]
+// What cannot be read is counted and skipped, never an error for the page.
+func (b *browser) scan(ctx context.Context, s store.SegmentRef) error {
+	pr := b.readers[s.Partition]
 	if pr == nil {
-		if pr, err = b.e.loadReaders(ctx, s.pid); err != nil {
+		var err error
+		if pr, err = b.e.loadReaders(ctx, s.Partition); err != nil {
 			return err
 		}
-		b.readers[s.pid] = pr
+		b.readers[s.Partition] = pr
 	}
-	dead, err := b.e.deadGroups(ctx, s.pid, s.base, s.last)
+	frames, size, found, err := store.ReadSegment(ctx, b.e.pool, s)
+	if err != nil && partitionFault(err) {
+		b.fx.partitionFailed(pr.label.queue, pr.label.partition, "browse", err)
+		b.page.Unreadable += int(s.Last - s.Base + 1)
+		return nil
+	}
+	if err != nil || !found { // not found: removed by retention since it was listed
+		return err
+	}
+	b.bytes += size
+	dead, err := b.e.deadGroups(ctx, s.Partition, s.Base, s.Last)
 	if err != nil {
 		return err
 	}
-	for i := len(msgs) - 1; i >= 0 && !b.full(); i-- {
-		m, off := msgs[i], s.base+int64(i)
-		if (b.f.From != nil && m.CreatedAt.Before(*b.f.From)) || (b.f.To != nil && m.CreatedAt.After(*b.f.To)) {
-			continue
-		}
-		st, groups := pr.status(off, m.CreatedAt, dead[off])
-		if b.status != "" && st != b.status {
-			continue
-		}
-		if b.skipped < b.f.Offset {
-			b.skipped++
-			continue
-		}
-		l := pr.label
-		b.page.Messages = append(b.page.Messages, BrowsedMessage{
-			ID: MessageID(s.pid, off), TransactionID: m.TxnID, TraceID: m.TraceID, PartitionID: s.pid.String(),
-			QueuePath: l.queue + "/" + l.partition, Queue: l.queue, Partition: l.partition, Namespace: l.namespace,
-			Task: l.task, Offset: off, Status: st, ConsumerGroups: groups, CreatedAt: m.CreatedAt,
-			PayloadBytes: len(m.Payload),
-		})
+	for i := len(frames) - 1; i >= 0 && !b.full(); i-- {
+		b.add(s.Partition, pr, &frames[i], dead[frames[i].Offset])
 	}
 	return nil
+}
+
+// add puts one frame on the page if it matches the filter and is past the
+// page's offset.
+func (b *browser) add(pid uuid.UUID, pr *partitionReaders, m *store.Frame, dead []string) {
+	if m.Err != nil {
+		b.page.Unreadable++
+		b.fx.unreadable(pr.label.queue, pr.label.partition, 1, m.Err)
+		return
+	}
+	if (b.f.From != nil && m.CreatedAt.Before(*b.f.From)) || (b.f.To != nil && m.CreatedAt.After(*b.f.To)) {
+		return
+	}
+	st, groups := pr.status(m.Offset, m.CreatedAt, dead)
+	if b.status != "" && st != b.status {
+		return
+	}
+	if b.skipped < b.f.Offset {
+		b.skipped++
+		return
+	}
+	b.page.Messages = append(b.page.Messages, browsed(pid, pr.label, m, st, groups))
+}
+
+// browsed is one stored message as a browse shows it.
+func browsed(pid uuid.UUID, l *partitionLabel, m *store.Frame, status string, groups map[string]string) BrowsedMessage {
+	return BrowsedMessage{
+		ID: MessageID(pid, m.Offset), TransactionID: m.TxnID, TraceID: m.TraceID, PartitionID: pid.String(),
+		QueuePath: l.queue + "/" + l.partition, Queue: l.queue, Partition: l.partition, Namespace: l.namespace,
+		Task: l.task, Offset: m.Offset, Status: status, ConsumerGroups: groups, CreatedAt: m.CreatedAt,
+		PayloadBytes: len(m.Payload),
+	}
 }
 
 // MessageDetail is one message with its payload.
@@ -241,7 +220,7 @@ type MessageDetail struct {
 }
 
 // GetMessage finds a message by partition and transaction id, through the
-// transaction id sidecar (lethe.txns).
+// transaction id sidecar.
 func (e *Engine) GetMessage(ctx context.Context, partitionID, txnID string) (*MessageDetail, error) {
 	pid, err := uuid.Parse(partitionID)
 	if err != nil {
@@ -254,28 +233,16 @@ func (e *Engine) GetMessage(ctx context.Context, partitionID, txnID string) (*Me
 	if err != nil {
 		return nil, err
 	}
-	off, found, err := txnOffset(ctx, e.pool, pid, txnID)
+	f, err := e.storedMessage(ctx, pid, txnID)
 	if err != nil {
 		return nil, err
 	}
-	if !found {
-		return nil, notFoundf("no message with transaction id %q in partition %s (never pushed, or older than the deduplication window that keeps transaction ids)",
-			txnID, pid)
-	}
-	frames, err := readFrames(ctx, e.pool, pid, off, 1, farFuture)
-	if err != nil {
-		return nil, err
-	}
-	if len(frames) == 0 || frames[0].offset != off || frames[0].TxnID != txnID {
-		return nil, notFoundf("message %q at offset %d of partition %s is no longer stored (removed by retention)", txnID, off, pid)
-	}
-	f := frames[0]
 	var dead []string
 	var errMsg string
 	var retries int
 	rows, err := e.pool.Query(ctx, `
 		SELECT group_name, error, retry_count FROM lethe.dead_letters
-		 WHERE partition_id = $1 AND msg_offset = $2 ORDER BY failed_at`, pid, off)
+		 WHERE partition_id = $1 AND msg_offset = $2 ORDER BY failed_at`, pid, f.Offset)
 	if err != nil {
 		return nil, fmt.Errorf("load dead letters of message %s: %w", txnID, err)
 	}
@@ -286,15 +253,33 @@ func (e *Engine) GetMessage(ctx context.Context, partitionID, txnID string) (*Me
 	}); err != nil {
 		return nil, fmt.Errorf("load dead letters of message %s: %w", txnID, err)
 	}
-	st, groups := pr.status(off, f.CreatedAt, dead)
-	l := pr.label
+	st, groups := pr.status(f.Offset, f.CreatedAt, dead)
 	return &MessageDetail{
-		BrowsedMessage: BrowsedMessage{
-			ID: MessageID(pid, off), TransactionID: f.TxnID, TraceID: f.TraceID, PartitionID: pid.String(),
-			QueuePath: l.queue + "/" + l.partition, Queue: l.queue, Partition: l.partition, Namespace: l.namespace,
-			Task: l.task, Offset: off, Status: st, ConsumerGroups: groups, CreatedAt: f.CreatedAt,
-			PayloadBytes: len(f.Payload),
-		},
-		ProducerSub: f.ProducerSub, Payload: f.Payload, ErrorMessage: errMsg, RetryCount: retries,
+		BrowsedMessage: browsed(pid, pr.label, f, st, groups),
+		ProducerSub:    f.ProducerSub, Payload: f.Payload, ErrorMessage: errMsg, RetryCount: retries,
 	}, nil
+}
+
+// storedMessage reads the message txnID of partition pid.
+func (e *Engine) storedMessage(ctx context.Context, pid uuid.UUID, txnID string) (*store.Frame, error) {
+	off, found, err := store.TxnOffset(ctx, e.pool, pid, store.TxnHash(txnID))
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, notFoundf("no message with transaction id %q in partition %s (never pushed, or older than the deduplication window that keeps transaction ids)",
+			txnID, pid)
+	}
+	f, found, err := store.ReadAt(ctx, e.pool, pid, off)
+	if err != nil {
+		return nil, err
+	}
+	if !found || f.Err == nil && f.TxnID != txnID {
+		return nil, notFoundf("message %q at offset %d of partition %s is no longer stored (removed by retention)", txnID, off, pid)
+	}
+	if f.Err != nil || len(f.Payload) > 0 && !pushdec.Valid(f.Payload) {
+		return nil, fmt.Errorf("%w: message %q at offset %d of partition %s is stored but unreadable: %v",
+			ErrConflict, txnID, off, pid, cmp.Or[error](f.Err, errors.New("its payload is not valid JSON")))
+	}
+	return &f, nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // Bounds of every admin list.
@@ -84,7 +86,7 @@ type partitionLabel struct {
 	partition string
 }
 
-func (e *Engine) labelPartition(ctx context.Context, q querier, pid uuid.UUID) (*partitionLabel, error) {
+func (e *Engine) labelPartition(ctx context.Context, q store.Querier, pid uuid.UUID) (*partitionLabel, error) {
 	rows, err := q.Query(ctx, `
 		SELECT q.id, q.name, q.namespace, q.task, p.name
 		  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id

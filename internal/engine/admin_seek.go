@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // SeekRequest moves a consumer group's cursors on a queue (or on one of
@@ -79,7 +81,7 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error)
 			 ORDER BY u.pid
 			ON CONFLICT (partition_id, group_name) DO UPDATE SET
 			       committed = EXCLUDED.committed, lease_id = NULL, lease_from = NULL, lease_to = NULL,
-			       lease_until = NULL, lease_txns = NULL, lease_done = NULL, lease_fail = NULL,
+			       lease_until = NULL, lease_offsets = NULL, lease_hashes = NULL, lease_done = NULL, lease_fail = NULL,
 			       lease_error = NULL, retry_offset = NULL, retry_count = 0, retry_after = NULL, acked_ahead = NULL,
 			       updated_at = EXCLUDED.updated_at`,
 			req.Group, now, pids, committed)
@@ -100,7 +102,9 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error)
 			"queue", req.Queue, "consumer_group", req.Group, "partitions", res.ClampedPartitions)
 	}
 	// Seeking back makes messages available: wake long polls.
-	e.notifier.notify(req.Queue)
+	var fx effects
+	fx.wake(req.Queue)
+	e.fire(&fx)
 	return res, nil
 }
 
@@ -150,7 +154,7 @@ func (e *Engine) seekTargets(ctx context.Context, tx pgx.Tx, qid int64, only *uu
 		if at == nil || p.lastPush == nil || p.lastPush.Before(*at) {
 			continue
 		}
-		off, err := offsetAt(ctx, tx, p.id, *at)
+		off, err := store.OffsetAt(ctx, tx, p.id, *at)
 		if err != nil {
 			return nil, nil, 0, err
 		}

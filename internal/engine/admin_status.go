@@ -44,7 +44,7 @@ func (e *Engine) Overview(ctx context.Context) (*Overview, error) {
 		       (SELECT count(*) FROM lethe.cursors WHERE lease_id IS NOT NULL AND lease_until > $1),
 		       (SELECT coalesce(sum(next_offset - low_watermark), 0)::bigint FROM lethe.partitions),
 		       (SELECT count(*) FROM lethe.dead_letters),
-		       pg_total_relation_size('lethe.segments')`, e.clock.Now()).
+		       lethe.store_disk_bytes()`, e.clock.Now()).
 		Scan(&o.Queues, &o.Partitions, &o.Namespaces, &o.Tasks, &o.ConsumerGroups, &o.ActiveLeases,
 			&o.Messages.Total, &o.DeadLetters, &o.Bytes)
 	if err != nil {
@@ -160,8 +160,8 @@ func (e *Engine) queueStatuses(ctx context.Context, namespace, task, name *strin
 		       (SELECT count(*) FROM lethe.partitions p WHERE p.queue_id = q.id),
 		       (SELECT coalesce(sum(p.next_offset - p.low_watermark), 0)::bigint FROM lethe.partitions p WHERE p.queue_id = q.id),
 		       (SELECT count(*) FROM lethe.dead_letters d JOIN lethe.partitions p ON p.id = d.partition_id WHERE p.queue_id = q.id),
-		       (SELECT coalesce(sum(s.byte_size), 0)::bigint FROM lethe.segments s
-		          JOIN lethe.partitions p ON p.id = s.partition_id WHERE p.queue_id = q.id)
+		       (SELECT coalesce(sum(st.bytes), 0)::bigint
+		          FROM lethe.partitions p, lethe.store_partition_stats(p.id) st WHERE p.queue_id = q.id)
 		  FROM lethe.queues q
 		 WHERE ($1::text IS NULL OR q.namespace = $1) AND ($2::text IS NULL OR q.task = $2)
 		   AND ($3::text IS NULL OR q.name = $3)
@@ -270,9 +270,7 @@ func (e *Engine) partitionStatuses(ctx context.Context, qid int64, queue string,
 		SELECT p.id, p.name, p.created_at, p.last_push_at, p.next_offset, p.low_watermark,
 		       (SELECT count(*) FROM lethe.dead_letters d WHERE d.partition_id = p.id),
 		       s.bytes, s.segments
-		  FROM lethe.partitions p,
-		       LATERAL (SELECT coalesce(sum(byte_size), 0)::bigint AS bytes, count(*) AS segments
-		                  FROM lethe.segments WHERE partition_id = p.id) s
+		  FROM lethe.partitions p, lethe.store_partition_stats(p.id) s
 		 WHERE p.queue_id = $1 ORDER BY p.name LIMIT $2 OFFSET $3`, qid, page.Limit, page.Offset)
 	if err != nil {
 		return nil, fmt.Errorf("partition status of %s: %w", queue, err)

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/lease"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // queueInfoTTL bounds how stale a replica's view of a queue's options may be
@@ -29,6 +31,16 @@ type Queue struct {
 	WindowBuffer      int
 
 	loadedAt time.Time
+}
+
+// policy is what the queue's options say about delivery.
+func (q *Queue) policy() lease.Policy {
+	return lease.Policy{
+		LeaseTime:    time.Duration(q.LeaseTime) * time.Second,
+		RetryLimit:   q.RetryLimit,
+		RetryDelay:   q.RetryDelay,
+		WindowBuffer: time.Duration(q.WindowBuffer) * time.Second,
+	}
 }
 
 // catalog caches queue and partition ids so a push costs no lookups. Entries
@@ -111,10 +123,23 @@ func (c *catalog) ensurePartition(ctx context.Context, queue, partition string) 
 	if err != nil {
 		return uuid.Nil, err
 	}
+	id, err = c.insertPartition(ctx, c.pool, q.ID, partition)
+	if err != nil {
+		// The queue may have been deleted since we cached it.
+		c.forgetQueue(queue)
+		return uuid.Nil, fmt.Errorf("create partition %s/%s: %w", queue, partition, err)
+	}
+	c.remember(queue, partition, id)
+	return id, nil
+}
+
+// insertPartition creates the partition of queue qid, or finds it when it
+// exists, and returns its id.
+func (c *catalog) insertPartition(ctx context.Context, q store.Querier, qid int64, partition string) (id uuid.UUID, err error) {
 	// When a concurrent first push inserts the same partition, our INSERT
 	// skips it but our snapshot cannot see it yet: the next statement can.
 	for attempt := 0; attempt < 3; attempt++ {
-		err = c.pool.QueryRow(ctx, `
+		err = q.QueryRow(ctx, `
 			WITH ins AS (
 				INSERT INTO lethe.partitions (id, queue_id, name, created_at)
 				VALUES ($1, $2, $3, $4)
@@ -123,20 +148,55 @@ func (c *catalog) ensurePartition(ctx context.Context, queue, partition string) 
 			SELECT id FROM ins
 			UNION ALL
 			SELECT id FROM lethe.partitions WHERE queue_id = $2 AND name = $3
-			LIMIT 1`, uuid.New(), q.ID, partition, c.clock.Now()).Scan(&id)
+			LIMIT 1`, uuid.New(), qid, partition, c.clock.Now()).Scan(&id)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			break
+		}
+	}
+	return id, err
+}
+
+// ensurePartitionIn is ensurePartition inside tx: rows it creates commit or
+// roll back with tx, so nothing is cached here; the caller remembers the
+// id once tx committed.
+func (c *catalog) ensurePartitionIn(ctx context.Context, tx pgx.Tx, queue, partition string) (uuid.UUID, error) {
+	c.mu.Lock()
+	id, ok := c.partitions[partKey{queue, partition}]
+	c.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	var qid int64
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		now := c.clock.Now()
+		err = tx.QueryRow(ctx, `
+			WITH ins AS (
+				INSERT INTO lethe.queues (name, created_at, updated_at) VALUES ($1, $2, $2)
+				ON CONFLICT (name) DO NOTHING
+				RETURNING id)
+			SELECT id FROM ins
+			UNION ALL
+			SELECT id FROM lethe.queues WHERE name = $1
+			LIMIT 1`, queue, now).Scan(&qid)
 		if !errors.Is(err, pgx.ErrNoRows) {
 			break
 		}
 	}
 	if err != nil {
-		// The queue may have been deleted since we cached it.
-		c.forgetQueue(queue)
+		return uuid.Nil, fmt.Errorf("create queue %s: %w", queue, err)
+	}
+	if id, err = c.insertPartition(ctx, tx, qid, partition); err != nil {
 		return uuid.Nil, fmt.Errorf("create partition %s/%s: %w", queue, partition, err)
 	}
-	c.mu.Lock()
-	c.partitions[key] = id
-	c.mu.Unlock()
 	return id, nil
+}
+
+// remember caches a partition's id.
+func (c *catalog) remember(queue, partition string, id uuid.UUID) {
+	c.mu.Lock()
+	c.partitions[partKey{queue, partition}] = id
+	c.mu.Unlock()
 }
 
 // partitionID looks a partition up without creating it.

@@ -15,6 +15,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/pgtest"
 	"github.com/lethe-mq/lethe/internal/schema"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // coreT0 is where every test's fake clock starts.
@@ -27,6 +28,8 @@ type coreEnv struct {
 	eng   *engine.Engine
 	pool  *pgxpool.Pool
 	clock *clock.Fake
+	// sig are the engine's test signals, armed.
+	sig engine.TestSignals
 }
 
 // newCoreEnv builds the engine directly (not through testserver) so tests can
@@ -50,10 +53,13 @@ func newCoreEnv(t *testing.T, cfg engine.Config) *coreEnv {
 	}
 	clk := clock.NewFake(coreT0)
 	cfg.Clock = clk
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg.TestSignals.Init()
 	eng := engine.New(pool, cfg)
 	t.Cleanup(eng.Close)
-	return &coreEnv{t: t, ctx: ctx, eng: eng, pool: pool, clock: clk}
+	return &coreEnv{t: t, ctx: ctx, eng: eng, pool: pool, clock: clk, sig: cfg.TestSignals}
 }
 
 // push appends one message per payload (raw JSON) to queue/partition.
@@ -134,15 +140,27 @@ func (e *coreEnv) count(sql string, args ...any) int64 {
 	return n
 }
 
-// rowCounts is the number of rows of every core table, to prove that a
-// rejected request wrote nothing.
+// rowCounts is the number of rows of every core table, and what the store
+// holds, to prove that a rejected request wrote nothing.
 func (e *coreEnv) rowCounts() map[string]int64 {
 	e.t.Helper()
 	out := map[string]int64{}
-	for _, table := range []string{"queues", "partitions", "segments", "txns", "subscriptions", "cursors", "dead_letters"} {
+	for _, table := range []string{"queues", "partitions", "subscriptions", "cursors", "dead_letters"} {
 		out[table] = e.count("SELECT count(*) FROM lethe." + table)
 	}
+	st, hashes := e.stored()
+	out["stored messages"], out["stored segments"], out["stored hashes"] = st.Messages, st.Segments, hashes
 	return out
+}
+
+// stored is what the store holds in all.
+func (e *coreEnv) stored() (store.Stats, int64) {
+	e.t.Helper()
+	st, hashes, err := store.Totals(e.ctx, e.pool)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return st, hashes
 }
 
 func corePayloads(resp *api.PopResponse) []string {
@@ -157,7 +175,7 @@ func coreSameCounts(t *testing.T, before, after map[string]int64) {
 	t.Helper()
 	for k, v := range before {
 		if after[k] != v {
-			t.Errorf("lethe.%s has %d rows, want %d (nothing should have been written)", k, after[k], v)
+			t.Errorf("%s: %d, want %d (nothing should have been written)", k, after[k], v)
 		}
 	}
 }

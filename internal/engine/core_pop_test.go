@@ -366,9 +366,10 @@ func TestCorePopWaitWakesOnPush(t *testing.T) {
 		resp, err := e.eng.Pop(e.ctx, engine.PopRequest{Queue: "lp", Wait: true, Timeout: 10 * time.Second})
 		done <- result{resp, err, time.Now()}
 	}()
-	time.Sleep(200 * time.Millisecond) // let the poll start waiting
+	e.sig.Waiting.WaitFor(t, func(q string) bool { return q == "lp" })
 	pushedAt := time.Now()
 	e.push("lp", "", `"wake"`)
+	e.sig.Woken.WaitFor(t, func(q string) bool { return q == "lp" })
 	r := <-done
 	if r.err != nil || len(r.resp.Messages) != 1 {
 		t.Fatalf("long poll = %+v, %v", r.resp, r.err)

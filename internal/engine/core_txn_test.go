@@ -92,8 +92,8 @@ func TestCoreTransactionRejectsMalformed(t *testing.T) {
 			t.Errorf("%s: err %v, want ErrInvalid", name, err)
 		}
 	}
-	if n := e.count(`SELECT count(*) FROM lethe.segments`); n != 0 {
-		t.Errorf("%d segments written by rejected transactions", n)
+	if st, _ := e.stored(); st.Segments != 0 {
+		t.Errorf("%d segments written by rejected transactions", st.Segments)
 	}
 }
 
@@ -110,4 +110,35 @@ func TestCoreTransactionRejectedCreatesNothing(t *testing.T) {
 		t.Fatalf("err %v, want ErrInvalid", err)
 	}
 	coreSameCounts(t, map[string]int64{"queues": 0, "partitions": 0}, e.rowCounts())
+}
+
+// A transaction that fails while it runs (a step fails, so it rolls back)
+// leaves nothing behind either: not the queues and partitions its pushes
+// created, nor their cached ids; the same pushes in a later transaction
+// work.
+func TestCoreTransactionFailedCreatesNoCatalogRows(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.push("in", "", `"job"`)
+	m := e.popN(engine.PopRequest{Queue: "in", Group: "w"}, 1).Messages[0]
+	before := e.rowCounts()
+	ops := []api.Operation{
+		{Type: "push", Items: []api.PushItem{{Queue: "new-queue", Partition: "p1", Payload: json.RawMessage(`1`)},
+			{Queue: "in", Partition: "new-partition", Payload: json.RawMessage(`2`)}}},
+		{Type: "ack", TransactionID: "unknown", PartitionID: m.PartitionID, Status: "completed", ConsumerGroup: "w"},
+	}
+	resp, err := e.eng.Transaction(e.ctx, api.TransactionRequest{Operations: ops}, "")
+	if err != nil || resp.Success {
+		t.Fatalf("transaction = %+v, %v; want success false", resp, err)
+	}
+	coreSameCounts(t, before, e.rowCounts())
+	ops[1] = api.Operation{Type: "ack", TransactionID: m.TransactionID, PartitionID: m.PartitionID, Status: "completed", ConsumerGroup: "w"}
+	if resp, err := e.eng.Transaction(e.ctx, api.TransactionRequest{Operations: ops}, ""); err != nil || !resp.Success {
+		t.Fatalf("the same transaction with a good ack = %+v, %v", resp, err)
+	}
+	if n := e.count(`SELECT count(*) FROM lethe.partitions`); n != before["partitions"]+2 {
+		t.Errorf("%d partitions after the committed transaction, want %d", n, before["partitions"]+2)
+	}
+	e.popN(engine.PopRequest{Queue: "new-queue", Partition: "p1"}, 1)
+	e.popN(engine.PopRequest{Queue: "in", Partition: "new-partition"}, 1)
 }

@@ -4,104 +4,90 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/internal/lease"
 )
 
-// cursor is one consumer group's position and lease on one partition.
-type cursor struct {
-	pid         uuid.UUID
-	group       string
-	committed   int64
-	leaseID     *uuid.UUID
-	leaseFrom   int64
-	leaseTo     int64
-	leaseUntil  time.Time
-	leaseTxns   []string
-	leaseDone   []int64
-	leaseFail   []int64
-	leaseError  string
-	retryOffset *int64
-	retryCount  int
-	retryAfter  *time.Time
-	ackedAhead  []int64
+// cursorRow is a group's cursor on a partition as stored in lethe.cursors:
+// the lease package's value and its key. The rules live in internal/lease;
+// this file only loads and stores.
+type cursorRow struct {
+	pid   uuid.UUID
+	group string
+	lease.Cursor
+	leaseID *uuid.UUID // scan target of the nullable lease_id
 }
 
 // cursorColumnsTmpl lists a cursor's columns; %[1]s is a table alias
 // prefix ("" or "c.").
 const cursorColumnsTmpl = `%[1]spartition_id, %[1]sgroup_name, %[1]scommitted, %[1]slease_id,
-	coalesce(%[1]slease_from, 0), coalesce(%[1]slease_to, -1), coalesce(%[1]slease_until, 'epoch'),
-	coalesce(%[1]slease_txns, '{}'), coalesce(%[1]slease_done, '{}'), coalesce(%[1]slease_fail, '{}'),
-	coalesce(%[1]slease_error, ''), %[1]sretry_offset, %[1]sretry_count, %[1]sretry_after,
-	coalesce(%[1]sacked_ahead, '{}')`
+	coalesce(%[1]slease_until, 'epoch'), coalesce(%[1]slease_offsets, '{}'), coalesce(%[1]slease_hashes, '{}'),
+	coalesce(%[1]slease_done, '{}'), coalesce(%[1]slease_fail, '{}'), coalesce(%[1]slease_error, ''),
+	%[1]sretry_offset, %[1]sretry_count, %[1]sretry_after, coalesce(%[1]sacked_ahead, '{}')`
 
 func cursorColumns(alias string) string { return fmt.Sprintf(cursorColumnsTmpl, alias) }
 
 // fields lists where a row of cursorColumns scans to, in order; callers
-// append the extra columns they select.
-func (c *cursor) fields(extra ...any) []any {
-	return append([]any{&c.pid, &c.group, &c.committed, &c.leaseID, &c.leaseFrom, &c.leaseTo, &c.leaseUntil,
-		&c.leaseTxns, &c.leaseDone, &c.leaseFail, &c.leaseError, &c.retryOffset, &c.retryCount, &c.retryAfter,
-		&c.ackedAhead}, extra...)
+// append the extra columns they select. Call loaded after the scan.
+func (c *cursorRow) fields(extra ...any) []any {
+	l := &c.Lease
+	return append([]any{&c.pid, &c.group, &c.Committed, &c.leaseID, &l.Until, &l.Offsets, &l.Hashes,
+		&l.Done, &l.Failed, &l.Error, &c.RetryOffset, &c.RetryCount, &c.RetryAfter, &c.AckedAhead}, extra...)
 }
 
-func (c *cursor) leased() bool { return c.leaseID != nil }
-
-// clearLease forgets the lease; the committed offset stays.
-func (c *cursor) clearLease() {
-	c.leaseID = nil
-	c.leaseFrom, c.leaseTo = 0, -1
-	c.leaseTxns, c.leaseDone, c.leaseFail = nil, nil, nil
-	c.leaseError = ""
+// loaded completes a scanned row and checks that its lease is usable.
+func (c *cursorRow) loaded() error {
+	if c.leaseID == nil {
+		c.Lease = lease.Lease{}
+		return nil
+	}
+	c.Lease.ID = *c.leaseID
+	if len(c.Lease.Offsets) == 0 || len(c.Lease.Offsets) != len(c.Lease.Hashes) {
+		return fmt.Errorf("%w: cursor %s/%s holds a lease of %d offsets and %d hashes",
+			errCorruptState, c.pid, c.group, len(c.Lease.Offsets), len(c.Lease.Hashes))
+	}
+	return nil
 }
 
-// save writes the cursor back.
-func (c *cursor) save(ctx context.Context, tx pgx.Tx, now time.Time, popped bool) error {
+// save writes the cursor back; popped also records the pop time, which
+// orders the candidates of the next pops.
+func (c *cursorRow) save(ctx context.Context, tx pgx.Tx, now time.Time, popped bool) error {
+	l := &c.Lease
+	var id *uuid.UUID
 	var from, to *int64
 	var until *time.Time
-	var txns []string
-	var done, fail []int64
-	if c.leased() {
-		from, to, until = &c.leaseFrom, &c.leaseTo, &c.leaseUntil
-		txns, done, fail = c.leaseTxns, c.leaseDone, c.leaseFail
+	var offsets, hashes, done, fail []int64
+	if l.Held() {
+		f, t := l.From(), l.To()
+		id, from, to, until = &l.ID, &f, &t, &l.Until
+		offsets, hashes, done, fail = l.Offsets, l.Hashes, l.Done, l.Failed
 	}
 	_, err := tx.Exec(ctx, `
 		UPDATE lethe.cursors SET committed = $3, lease_id = $4, lease_from = $5, lease_to = $6,
-		       lease_until = $7, lease_txns = $8, lease_done = $9, lease_fail = $10, lease_error = $11,
-		       retry_offset = $12, retry_count = $13, updated_at = $14, retry_after = $16, acked_ahead = $17,
-		       last_pop_at = CASE WHEN $15 THEN $14 ELSE last_pop_at END
+		       lease_until = $7, lease_offsets = $8, lease_hashes = $9, lease_done = $10, lease_fail = $11,
+		       lease_error = $12, retry_offset = $13, retry_count = $14, updated_at = $15, retry_after = $16,
+		       acked_ahead = $17, last_pop_at = CASE WHEN $18 THEN $15 ELSE last_pop_at END
 		 WHERE partition_id = $1 AND group_name = $2`,
-		c.pid, c.group, c.committed, c.leaseID, from, to, until, txns, done, fail, nullIfEmpty(c.leaseError),
-		c.retryOffset, c.retryCount, now, popped, c.retryAfter, nilIfEmpty(c.ackedAhead))
+		c.pid, c.group, c.Committed, id, from, to, until, offsets, hashes, done, fail, nullIfEmpty(l.Error),
+		c.RetryOffset, c.RetryCount, now, c.RetryAfter, nilIfEmpty(c.AckedAhead), popped)
 	if err != nil {
 		return fmt.Errorf("save cursor %s/%s: %w", c.pid, c.group, err)
 	}
 	return nil
 }
 
-func nullIfEmpty(s string) *string {
-	if s == "" {
+// saveIf saves the cursor, counting it as popped, only when something
+// changed or the caller wants the pop recorded.
+func (c *cursorRow) saveIf(ctx context.Context, tx pgx.Tx, now time.Time, dirty bool) error {
+	if !dirty {
 		return nil
 	}
-	return &s
+	return c.save(ctx, tx, now, true)
 }
-
-// outcomeCount is how many leased offsets have been acked or failed.
-func (c *cursor) outcomeCount() int {
-	seen := map[int64]bool{}
-	for _, o := range c.leaseDone {
-		seen[o] = true
-	}
-	for _, o := range c.leaseFail {
-		seen[o] = true
-	}
-	return len(seen)
-}
-
-func (c *cursor) leaseSize() int { return int(c.leaseTo - c.leaseFrom + 1) }
 
 // partState is what a pop needs of the partition row, read with the cursor.
 type partState struct {
@@ -110,10 +96,11 @@ type partState struct {
 }
 
 // lockCursorForPop locks the group's cursor on pid, skipping it when another
-// consumer holds it, and reads the partition's offsets in the same round trip.
-func lockCursorForPop(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string) (*cursor, partState, error) {
+// consumer holds it, and reads the partition's offsets in the same round
+// trip.
+func lockCursorForPop(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string) (*cursorRow, partState, error) {
 	var ps partState
-	c := &cursor{}
+	c := &cursorRow{}
 	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, p.next_offset, p.low_watermark, p.last_push_at
 		  FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
 		 WHERE c.partition_id = $1 AND c.group_name = $2
@@ -125,16 +112,45 @@ func lockCursorForPop(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group strin
 	if err != nil {
 		return nil, ps, fmt.Errorf("lock cursor %s/%s: %w", pid, group, err)
 	}
-	return c, ps, nil
+	return c, ps, c.loaded()
 }
 
-// saveIf saves the cursor, counting it as popped, only when something
-// changed or the caller wants the pop recorded.
-func (c *cursor) saveIf(ctx context.Context, tx pgx.Tx, now time.Time, dirty bool) error {
-	if !dirty {
+// ackTarget is what an ack needs besides the cursor: names for the answer
+// and the queue's delivery policy.
+type ackTarget struct {
+	queue, partition string
+	policy           lease.Policy
+}
+
+// lockCursorForAck locks the group's cursor on pid (waiting for a pop or
+// ack holding it) and reads the queue's policy in the same round trip; nil
+// when there is no cursor.
+func lockCursorForAck(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string) (*cursorRow, ackTarget, error) {
+	var t ackTarget
+	var retryDelayMs int
+	c := &cursorRow{}
+	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, q.name, p.name, q.retry_limit, q.retry_delay_ms
+		  FROM lethe.cursors c
+		  JOIN lethe.partitions p ON p.id = c.partition_id
+		  JOIN lethe.queues q ON q.id = p.queue_id
+		 WHERE c.partition_id = $1 AND c.group_name = $2
+		   FOR UPDATE OF c`, pid, group).
+		Scan(c.fields(&t.queue, &t.partition, &t.policy.RetryLimit, &retryDelayMs)...)
+	t.policy.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, t, nil
+	}
+	if err != nil {
+		return nil, t, fmt.Errorf("ack: lock cursor %s/%s: %w", pid, group, err)
+	}
+	return c, t, c.loaded()
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
 		return nil
 	}
-	return c.save(ctx, tx, now, true)
+	return &s
 }
 
 func nilIfEmpty(s []int64) []int64 {
@@ -143,16 +159,3 @@ func nilIfEmpty(s []int64) []int64 {
 	}
 	return s
 }
-
-// advance moves committed to at least to, then past any offsets already
-// completed ahead of it, and forgets those.
-func (c *cursor) advance(to int64) {
-	c.committed = max(c.committed, to)
-	for slices.Contains(c.ackedAhead, c.committed+1) {
-		c.committed++
-	}
-	c.ackedAhead = slices.DeleteFunc(c.ackedAhead, func(o int64) bool { return o <= c.committed })
-}
-
-// isAckedAhead tells whether offset was completed ahead of the cursor.
-func (c *cursor) isAckedAhead(offset int64) bool { return slices.Contains(c.ackedAhead, offset) }

@@ -35,13 +35,25 @@ type Config struct {
 	// Hooks lets metrics observe the engine without the engine importing
 	// them.
 	Hooks Hooks
+	// TestSignals lets tests wait for background work instead of sleeping.
+	TestSignals TestSignals
 }
 
-// Hooks are optional callbacks for observability.
+// Hooks are optional callbacks for observability. They are called only
+// after the transaction that caused them committed (see effects.go).
 type Hooks struct {
+	// Pushed counts messages appended, transactional pushes and dead
+	// letter replays included.
 	Pushed    func(queue string, n int)
 	Delivered func(queue, group string, n int)
 	Acked     func(queue, group, status string, n int)
+	// Unreadable counts stored messages that could not be served (a
+	// damaged frame, a payload that is not JSON): a pop dead-letters them,
+	// a browse skips them.
+	Unreadable func(queue string, n int)
+	// PartitionFailed counts a partition skipped because its stored state
+	// could not be served; op is "pop", "ack" or "browse".
+	PartitionFailed func(queue, op string)
 }
 
 // Engine is the segment log. It is safe for concurrent use.
@@ -57,14 +69,17 @@ type Engine struct {
 	subsMu sync.Mutex
 	subs   map[subKey]cachedSub
 
+	faultLog logThrottle
+
 	closeOnce sync.Once
 	stop      context.CancelFunc
-	done      chan struct{}
+	// bg counts every goroutine the engine started; Close waits for them.
+	bg sync.WaitGroup
 }
 
 // New returns an Engine on pool, whose schema must be migrated. It starts
-// the listener that wakes long polls for pushes made through other replicas;
-// Close stops it.
+// the group-commit committers and the listener that wakes long polls for
+// pushes made through other replicas; Close stops them.
 func New(pool *pgxpool.Pool, cfg Config) *Engine {
 	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
@@ -79,17 +94,23 @@ func New(pool *pgxpool.Pool, cfg Config) *Engine {
 		log:   cfg.Logger,
 		cfg:   cfg,
 		stop:  stop,
-		done:  make(chan struct{}),
 		subs:  map[subKey]cachedSub{},
 	}
 	e.catalog = newCatalog(pool, cfg.Clock)
-	e.notifier = newNotifier(pool, cfg.Logger)
+	e.notifier = newNotifier(pool, cfg.Logger, cfg.TestSignals.Woken.Signal)
 	e.appender = newAppender(e, ctx.Done())
-	go func() {
-		defer close(e.done)
-		e.notifier.listen(ctx)
-	}()
+	e.goBackground(func() { e.notifier.listen(ctx) })
+	e.goBackground(func() { e.notifier.sendLoop(ctx) })
 	return e
+}
+
+// goBackground runs fn in a goroutine Close waits for.
+func (e *Engine) goBackground(fn func()) {
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		fn()
+	}()
 }
 
 // Pool returns the engine's connection pool.
@@ -98,10 +119,13 @@ func (e *Engine) Pool() *pgxpool.Pool { return e.pool }
 // Clock returns the engine's clock.
 func (e *Engine) Clock() clock.Clock { return e.clock }
 
-// Close stops background work. It does not close the pool.
+// Close stops background work and waits for every goroutine the engine
+// started: pushes waiting in group commit are written first; pushes after
+// Close fail. It does not close the pool.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
+		e.appender.close()
 		e.stop()
-		<-e.done
+		e.bg.Wait()
 	})
 }

@@ -25,8 +25,9 @@ const notifyDebounce = 5 * time.Millisecond
 // all made every push cost a pop per idle consumer. A woken waiter that
 // finds nothing goes back to waiting; the others still re-poll every second.
 type notifier struct {
-	pool *pgxpool.Pool
-	log  *slog.Logger
+	pool  *pgxpool.Pool
+	log   *slog.Logger
+	woken func(queue string) // a test signal
 
 	mu      sync.Mutex
 	seq     uint64
@@ -40,10 +41,11 @@ type waiter struct {
 	since uint64 // order of arrival: the longest waiting is woken first
 }
 
-func newNotifier(pool *pgxpool.Pool, log *slog.Logger) *notifier {
+func newNotifier(pool *pgxpool.Pool, log *slog.Logger, woken func(queue string)) *notifier {
 	return &notifier{
 		pool:    pool,
 		log:     log,
+		woken:   woken,
 		waiters: map[string]map[chan struct{}]waiter{},
 		outbox:  map[string]struct{}{},
 		kick:    make(chan struct{}, 1),
@@ -90,6 +92,7 @@ func (n *notifier) notify(queue string) {
 
 // wakeLocal wakes the longest-waiting waiter of each group on queue.
 func (n *notifier) wakeLocal(queue string) {
+	defer n.woken(queue)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	pick := map[string]chan struct{}{}
@@ -110,11 +113,10 @@ func (n *notifier) wakeLocal(queue string) {
 	}
 }
 
-// listen runs until ctx ends: it LISTENs for other replicas' pushes and
-// sends ours. Connection failures are retried; long polls also re-check on
-// a timer, so a lost notification only delays a wake-up.
+// listen runs until ctx ends: it LISTENs for other replicas' pushes.
+// Connection failures are retried; long polls also re-check on a timer, so
+// a lost notification only delays a wake-up.
 func (n *notifier) listen(ctx context.Context) {
-	go n.sendLoop(ctx)
 	for ctx.Err() == nil {
 		if err := n.listenOnce(ctx); err != nil && ctx.Err() == nil {
 			n.log.Warn("push listener lost its connection; retrying", "error", err)
@@ -147,6 +149,8 @@ func (n *notifier) listenOnce(ctx context.Context) error {
 	}
 }
 
+// sendLoop runs until ctx ends: it sends the NOTIFYs of this replica's
+// pushes, debounced.
 func (n *notifier) sendLoop(ctx context.Context) {
 	for {
 		select {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // Bounds on pop parameters.
@@ -114,23 +114,32 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 			cancel()
 			return resp, err
 		}
-		remaining := time.Until(deadline)
-		if remaining <= 0 {
-			cancel()
-			return resp, nil
-		}
-		t := time.NewTimer(min(remaining, repollInterval))
-		select {
-		case <-wake:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			cancel()
-			return resp, nil
-		}
-		t.Stop()
+		woken := e.waitForWake(ctx, wake, time.Until(deadline), queues)
 		cancel()
+		if !woken {
+			return resp, nil
+		}
 	}
+}
+
+// waitForWake waits for a wake-up or the re-poll interval, and answers
+// false when the long poll is over (deadline passed, request gone).
+func (e *Engine) waitForWake(ctx context.Context, wake <-chan struct{}, remaining time.Duration, queues []string) bool {
+	if remaining <= 0 {
+		return false
+	}
+	if len(queues) > 0 {
+		e.cfg.TestSignals.Waiting.Signal(queues[0])
+	}
+	t := time.NewTimer(min(remaining, repollInterval))
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 // popQueues pops from the first of queues that has messages.
@@ -170,6 +179,9 @@ type candidate struct {
 	hasCursor bool
 }
 
+// popOnce claims from up to MaxPartitions partitions of one queue. A
+// partition whose stored state cannot be served is skipped, logged and
+// counted; the others are served.
 func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse, error) {
 	resp := &api.PopResponse{Success: true, Queue: req.Queue, ConsumerGroup: groupLabel(req.Group), Messages: []api.Message{}}
 	q, err := e.catalog.queue(ctx, req.Queue)
@@ -181,40 +193,65 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	if err != nil {
 		return nil, err
 	}
-	var cands []candidate
-	if req.Partition != "" {
-		pid, ok, err := e.catalog.partitionID(ctx, q, req.Partition)
-		if err != nil || !ok {
-			return resp, err
-		}
-		cands = []candidate{{pid: pid, name: req.Partition}}
-	} else {
-		cands, err = e.candidates(ctx, q, req.Group, fromAt, now, req.MaxPartitions*4)
-		if err != nil {
-			return nil, err
-		}
+	cands, err := e.popCandidates(ctx, q, req, fromAt, now)
+	if err != nil || len(cands) == 0 {
+		return resp, err
 	}
+	// Each claim committed on its own: fire what they did even if a later
+	// one fails.
+	var fx effects
+	defer e.fire(&fx)
 	for _, c := range cands {
 		if resp.PartitionsClaimed >= req.MaxPartitions {
 			break
 		}
-		msgs, leaseID, err := e.claim(ctx, q, c, req, fromAt, now)
+		got, err := e.claim(ctx, q, c, req, fromAt, now)
+		if err != nil && partitionFault(err) {
+			fx.partitionFailed(q.Name, c.name, "pop", err)
+			e.rotateFailed(ctx, c.pid, req.Group, now)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		if len(msgs) == 0 {
+		if got.unreadable > 0 {
+			fx.unreadable(q.Name, c.name, got.unreadable, got.unreadableErr)
+		}
+		if len(got.msgs) == 0 {
 			continue
 		}
 		if resp.PartitionsClaimed == 0 {
-			resp.Partition, resp.PartitionID, resp.LeaseID = c.name, c.pid.String(), leaseID
+			resp.Partition, resp.PartitionID, resp.LeaseID = c.name, c.pid.String(), got.leaseID
 		}
 		resp.PartitionsClaimed++
-		resp.Messages = append(resp.Messages, msgs...)
-	}
-	if e.cfg.Hooks.Delivered != nil && len(resp.Messages) > 0 {
-		e.cfg.Hooks.Delivered(q.Name, req.Group, len(resp.Messages))
+		resp.Messages = append(resp.Messages, got.msgs...)
+		fx.delivered(q.Name, req.Group, len(got.msgs))
 	}
 	return resp, nil
+}
+
+// rotateFailed records a pop of a partition that failed to serve, so the
+// candidates of the next pops try the others first rather than failing on
+// it every time. Best effort: it touches only last_pop_at.
+func (e *Engine) rotateFailed(ctx context.Context, pid uuid.UUID, group string, now time.Time) {
+	_, err := e.pool.Exec(ctx, `UPDATE lethe.cursors SET last_pop_at = $3 WHERE partition_id = $1 AND group_name = $2`,
+		pid, group, now)
+	if err != nil {
+		e.log.Debug("could not rotate a failing partition", "partition", pid, "group", group, "error", err)
+	}
+}
+
+// popCandidates lists the partitions a pop tries: the named one, or those
+// with work for the group.
+func (e *Engine) popCandidates(ctx context.Context, q *Queue, req PopRequest, fromAt *time.Time, now time.Time) ([]candidate, error) {
+	if req.Partition == "" {
+		return e.candidates(ctx, q, req.Group, fromAt, now, req.MaxPartitions*4)
+	}
+	pid, ok, err := e.catalog.partitionID(ctx, q, req.Partition)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return []candidate{{pid: pid, name: req.Partition}}, nil
 }
 
 func groupLabel(group string) string {
@@ -224,9 +261,10 @@ func groupLabel(group string) string {
 	return group
 }
 
-// candidates lists partitions of q that may have work for group: messages
-// past its cursor and no live lease. The least recently popped come first so
-// partitions share the consumers fairly.
+// candidates lists partitions of q that may have work for group: offsets
+// past its cursor (and past low_watermark, below which nothing is stored),
+// no live lease. The least recently popped come first so partitions share
+// the consumers fairly.
 func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt *time.Time, now time.Time, limit int) ([]candidate, error) {
 	rows, err := e.pool.Query(ctx, `
 		SELECT p.id, p.name, c.partition_id IS NOT NULL
@@ -238,12 +276,10 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 		   AND (c.retry_after IS NULL OR c.retry_after <= $3)
 		   AND ($4::timestamptz IS NULL OR c.partition_id IS NOT NULL OR p.last_push_at >= $4)
 		   AND ($5 = 0 OR p.last_push_at <= $3 - make_interval(secs => $5))
-		   -- With delayedProcessing, the segment holding the next offset must
-		   -- have begun before the visibility cutoff.
-		   AND ($7 = 0 OR coalesce((SELECT s.first_at FROM lethe.segments s
-		                    WHERE s.partition_id = p.id
-		                      AND s.base_offset <= greatest(coalesce(c.committed + 1, 0), p.low_watermark)
-		                    ORDER BY s.base_offset DESC LIMIT 1), '-infinity') <= $3 - make_interval(secs => $7))
+		   -- With delayedProcessing, the next stored message must have been
+		   -- written before the visibility cutoff.
+		   AND ($7 = 0 OR coalesce(lethe.store_time_at(p.id, coalesce(c.committed + 1, 0)), '-infinity')
+		                    <= $3 - make_interval(secs => $7))
 		 ORDER BY c.last_pop_at NULLS FIRST
 		 LIMIT $6`, q.ID, group, now, fromAt, q.WindowBuffer, limit, q.DelayedProcessing)
 	if err != nil {
@@ -256,164 +292,40 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 	})
 }
 
-// claim leases the next messages of one partition to the group, or answers
-// none when another consumer holds it or nothing is visible yet.
-func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopRequest, fromAt *time.Time, now time.Time) ([]api.Message, string, error) {
-	if cand.hasCursor {
-		// Listed with its cursor a moment ago; lockCursorForPop copes if it vanished.
-	} else if err := e.ensureCursor(ctx, cand.pid, req.Group, fromAt); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "23503" {
-			// The partition was cleaned up after we listed it: nothing to
-			// deliver, and the cached id is stale.
-			e.catalog.forgetPartition(q.Name, cand.name)
-			return nil, "", nil
-		}
-		return nil, "", err
-	}
-	var msgs []api.Message
-	var leaseID string
-	err := e.consumerTx(ctx, func(tx pgx.Tx) error {
-		c, ps, err := lockCursorForPop(ctx, tx, cand.pid, req.Group)
-		if err != nil || c == nil {
-			return err
-		}
-		dirty := false
-		if c.leased() {
-			if c.leaseUntil.After(now) {
-				return nil
-			}
-			if err := e.expireLease(ctx, tx, c, q, now); err != nil {
-				return err
-			}
-			dirty = true
-		}
-		next, low, lastPush := ps.next, ps.low, ps.lastPush
-		start := max(c.committed+1, low)
-		if c.retryAfter != nil && c.retryAfter.After(now) {
-			// A failed message waits out the queue's retryDelay.
-			return c.saveIf(ctx, tx, now, dirty)
-		}
-		windowOpen := q.WindowBuffer > 0 && lastPush != nil && lastPush.After(now.Add(-time.Duration(q.WindowBuffer)*time.Second))
-		var frames []storedFrame
-		if start < next && !windowOpen {
-			visible := now.Add(-time.Duration(q.DelayedProcessing) * time.Second)
-			frames, err = readFrames(ctx, tx, cand.pid, start, req.Batch+len(c.ackedAhead), visible)
-			if err != nil {
-				return err
-			}
-			// Skip what the group completed ahead of a failed message; the
-			// lease range below counts those offsets as done.
-			if len(c.ackedAhead) > 0 {
-				frames = slices.DeleteFunc(frames, func(f storedFrame) bool { return c.isAckedAhead(f.offset) })
-			}
-			if len(frames) > req.Batch {
-				frames = frames[:req.Batch]
-			}
-		}
-		if len(frames) == 0 {
-			// Marking the empty claim as a pop rotates the candidates, so
-			// partitions whose messages are not visible yet cannot crowd
-			// out one that is ready.
-			return c.saveIf(ctx, tx, now, dirty || q.DelayedProcessing > 0)
-		}
-		last := frames[len(frames)-1].offset
-		if req.AutoAck {
-			c.advance(last)
-		} else {
-			id := uuid.New()
-			c.leaseID = &id
-			c.leaseFrom, c.leaseTo = start, last
-			c.leaseUntil = now.Add(time.Duration(q.LeaseTime) * time.Second)
-			c.leaseTxns = make([]string, last-start+1)
-			c.leaseDone, c.leaseFail, c.leaseError = nil, nil, ""
-			leaseID = id.String()
-			// Offsets retention removed inside the range stay empty and
-			// count as done.
-			for o := start; o <= last; o++ {
-				c.leaseDone = append(c.leaseDone, o)
-			}
-			for _, f := range frames {
-				c.leaseTxns[f.offset-start] = f.TxnID
-				c.leaseDone = removeValue(c.leaseDone, f.offset)
-			}
-		}
-		if err := c.save(ctx, tx, now, true); err != nil {
-			return err
-		}
-		msgs = make([]api.Message, len(frames))
-		for i, f := range frames {
-			retries := 0
-			if c.retryOffset != nil && *c.retryOffset == f.offset {
-				retries = c.retryCount
-			}
-			msgs[i] = api.Message{
-				ID:            MessageID(cand.pid, f.offset),
-				TransactionID: f.TxnID,
-				TraceID:       f.TraceID,
-				Data:          f.Payload,
-				ProducerSub:   f.ProducerSub,
-				CreatedAt:     f.CreatedAt.Format(time.RFC3339Nano),
-				Queue:         q.Name,
-				Partition:     cand.name,
-				PartitionID:   cand.pid.String(),
-				LeaseID:       leaseID,
-				ConsumerGroup: groupLabel(req.Group),
-				RetryCount:    retries,
-				Offset:        f.offset,
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, "", fmt.Errorf("pop %s/%s: %w", q.Name, cand.name, err)
-	}
-	return msgs, leaseID, nil
-}
-
-func removeValue(s []int64, v int64) []int64 {
-	for i, x := range s {
-		if x == v {
-			return append(s[:i], s[i+1:]...)
-		}
-	}
-	return s
-}
-
 // ensureCursor creates the group's cursor on pid where its subscription
-// says it starts.
-func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, fromAt *time.Time) error {
+// says it starts. It answers false when the partition is gone (cleaned up
+// after it was listed).
+func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, fromAt *time.Time) (bool, error) {
+	// Starting at the oldest message (no subscription time) needs no
+	// lookup: one round trip.
 	start := int64(-1)
-	if fromAt == nil {
-		// Starting at the oldest message needs no lookup: one round trip.
-		_, err := e.pool.Exec(ctx, `
-			INSERT INTO lethe.cursors (partition_id, group_name, committed, updated_at)
-			VALUES ($1, $2, -1, $3) ON CONFLICT DO NOTHING`, pid, group, e.clock.Now())
-		if err != nil {
-			return fmt.Errorf("create cursor: %w", err)
-		}
-		return nil
-	}
-	var exists bool
-	if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.cursors WHERE partition_id = $1 AND group_name = $2)`,
-		pid, group).Scan(&exists); err != nil {
-		return fmt.Errorf("look up cursor: %w", err)
-	}
-	if exists {
-		return nil
-	}
 	if fromAt != nil {
-		off, err := offsetAt(ctx, e.pool, pid, *fromAt)
+		var exists bool
+		if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.cursors WHERE partition_id = $1 AND group_name = $2)`,
+			pid, group).Scan(&exists); err != nil {
+			return false, fmt.Errorf("look up cursor: %w", err)
+		}
+		if exists {
+			return true, nil
+		}
+		off, err := store.OffsetAt(ctx, e.pool, pid, *fromAt)
+		if errors.Is(err, store.ErrPartitionGone) {
+			return false, nil
+		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		start = off - 1
 	}
 	_, err := e.pool.Exec(ctx, `
 		INSERT INTO lethe.cursors (partition_id, group_name, committed, updated_at)
 		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, pid, group, start, e.clock.Now())
-	if err != nil {
-		return fmt.Errorf("create cursor: %w", err)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+		return false, nil
 	}
-	return nil
+	if err != nil {
+		return false, fmt.Errorf("create cursor: %w", err)
+	}
+	return true, nil
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,17 +12,11 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // maxNameLen bounds queue and partition names.
 const maxNameLen = 512
-
-// txnHash is the sidecar key of a transaction id: 64 bits of SHA-256, so a
-// producer cannot craft ids that collide with another's.
-func txnHash(txnID string) int64 {
-	sum := sha256.Sum256([]byte(txnID))
-	return int64(binary.BigEndian.Uint64(sum[:8]))
-}
 
 // MessageID names the message at offset of partition pid. It is derived, not
 // stored: the partition's first 8 bytes and the offset, shaped as a UUID.
@@ -108,7 +101,7 @@ func (e *Engine) preparePush(items []api.PushItem, producerSub string, payloadsV
 		out[i] = prepared{
 			index: i,
 			item:  it,
-			hash:  txnHash(it.TransactionID),
+			hash:  store.TxnHash(it.TransactionID),
 			at:    now,
 			frame: frame.Encode(frame.Message{
 				CreatedAt:   now,
@@ -180,34 +173,44 @@ func (e *Engine) push(ctx context.Context, items []api.PushItem, producerSub str
 	for range reqs {
 		<-done
 	}
+	// Each partition's segment committed on its own: count and wake for
+	// those that did, even when another failed.
+	var fx effects
+	for j, r := range reqs {
+		if errs[j] == nil {
+			fx.pushed(r.queue, len(r.frames))
+		}
+	}
+	e.fire(&fx)
 	for j, r := range reqs {
 		if errs[j] != nil {
 			return nil, errs[j]
 		}
-		for k, i := range idx[j] {
-			res := r.results[k]
-			status := api.StatusQueued
-			if res.duplicate {
-				status = api.StatusDuplicate
-			}
-			p := prep[i].item
-			results[i] = api.PushResult{
-				Index:              i,
-				TransactionID:      p.TransactionID,
-				TransactionIDCamel: p.TransactionID,
-				Status:             status,
-				MessageID:          MessageID(pids[j], res.offset),
-				PartitionID:        pids[j].String(),
-				TraceID:            p.TraceID,
-				QueueName:          p.Queue,
-			}
-		}
-		if e.cfg.Hooks.Pushed != nil {
-			e.cfg.Hooks.Pushed(r.queue, len(r.frames))
-		}
-		e.notifier.notify(r.queue)
+		fillPushResults(results, prep, idx[j], pids[j], r.results)
 	}
 	return results, nil
+}
+
+// fillPushResults answers the items at positions at of prep, stored in
+// partition pid with outcomes res.
+func fillPushResults(results []api.PushResult, prep []prepared, at []int, pid uuid.UUID, res []store.Appended) {
+	for k, i := range at {
+		status := api.StatusQueued
+		if res[k].Duplicate {
+			status = api.StatusDuplicate
+		}
+		p := prep[i].item
+		results[i] = api.PushResult{
+			Index:              i,
+			TransactionID:      p.TransactionID,
+			TransactionIDCamel: p.TransactionID,
+			Status:             status,
+			MessageID:          MessageID(pid, res[k].Offset),
+			PartitionID:        pid.String(),
+			TraceID:            p.TraceID,
+			QueueName:          p.Queue,
+		}
+	}
 }
 
 // appendWithRetry appends r, recreating its partition once if it was deleted
@@ -219,7 +222,7 @@ func (e *Engine) appendWithRetry(ctx context.Context, r *appendReq) (uuid.UUID, 
 			return uuid.Nil, err
 		}
 		err = e.appender.append(ctx, pid, r)
-		if errors.Is(err, errPartitionGone) && attempt == 0 {
+		if errors.Is(err, store.ErrPartitionGone) && attempt == 0 {
 			e.catalog.forgetQueue(r.queue)
 			continue
 		}

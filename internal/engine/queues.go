@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // ParseQueueOptions decodes configure options over base, rejecting unknown
@@ -170,22 +171,14 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) (segments int64, 
 		return 0, fmt.Errorf("delete queue %s: %w", name, err)
 	}
 	for {
-		tag, err := e.pool.Exec(ctx, `
-			DELETE FROM lethe.segments s USING (
-				SELECT s2.partition_id, s2.base_offset FROM lethe.segments s2
-				  JOIN lethe.partitions p ON p.id = s2.partition_id
-				 WHERE p.queue_id = $1 LIMIT 1000) d
-			 WHERE s.partition_id = d.partition_id AND s.base_offset = d.base_offset`, qid)
+		n, done, err := store.DeleteQueueStep(ctx, e.pool, qid, 1000)
+		segments += n
 		if err != nil {
 			return segments, fmt.Errorf("delete queue %s: %w", name, err)
 		}
-		segments += tag.RowsAffected()
-		if tag.RowsAffected() < 1000 {
+		if done {
 			break
 		}
-	}
-	if _, err := e.pool.Exec(ctx, `DELETE FROM lethe.txns t USING lethe.partitions p WHERE p.id = t.partition_id AND p.queue_id = $1`, qid); err != nil {
-		return segments, fmt.Errorf("delete queue %s: %w", name, err)
 	}
 	if _, err := e.pool.Exec(ctx, `DELETE FROM lethe.queues WHERE id = $1`, qid); err != nil {
 		return segments, fmt.Errorf("delete queue %s: %w", name, err)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // errTxAborted carries the reason a transaction rolled back to the caller.
@@ -19,20 +22,70 @@ type errTxAborted struct{ reason string }
 
 func (e errTxAborted) Error() string { return e.reason }
 
+// txPush is a validated push operation of a transaction.
+type txPush struct {
+	reqs []*appendReq
+	idx  [][]int
+	prep []prepared
+}
+
+// txRun is one transaction being applied: what it created and what it
+// will tell others once committed.
+type txRun struct {
+	fx      effects
+	created []createdPartition
+	results []json.RawMessage
+}
+
+type createdPartition struct {
+	queue, partition string
+	id               uuid.UUID
+}
+
 // Transaction applies acks and pushes all together in one Postgres
-// transaction, or none of them. A failed step answers success=false with the
-// reason; an error means the request was malformed or the database failed.
+// transaction, or none of them: a failed transaction writes nothing, not
+// even the queues and partitions its pushes would have created. A failed
+// step answers success=false with the reason; an error means the request
+// was malformed or the database failed.
 func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, producerSub string) (*api.TransactionResponse, error) {
+	pushes, err := e.planTransaction(req, producerSub)
+	if err != nil {
+		return nil, err
+	}
+	txID := uuid.NewString()
+	var run *txRun
+	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		run = &txRun{results: make([]json.RawMessage, len(req.Operations))}
+		if err := e.createTxPartitions(ctx, tx, pushes, run); err != nil {
+			return err
+		}
+		for i, op := range req.Operations {
+			if err := e.runOperation(ctx, tx, i, op, pushes[i], run); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if resp := abortedTransaction(txID, err); resp != nil {
+		return resp, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range run.created {
+		e.catalog.remember(c.queue, c.partition, c.id)
+	}
+	e.fire(&run.fx)
+	return &api.TransactionResponse{TransactionID: txID, Success: true, Results: run.results}, nil
+}
+
+// planTransaction validates and encodes every operation before anything is
+// written; pushes[i] is operation i's push, if it is one.
+func (e *Engine) planTransaction(req api.TransactionRequest, producerSub string) ([]*txPush, error) {
 	if len(req.Operations) == 0 {
 		return nil, invalidf("operations must hold at least one ack or push")
 	}
-	// Validate and encode everything before touching the database.
-	type pushOp struct {
-		reqs []*appendReq
-		idx  [][]int
-		prep []prepared
-	}
-	pushes := make([]*pushOp, len(req.Operations))
+	pushes := make([]*txPush, len(req.Operations))
 	for i, op := range req.Operations {
 		switch op.Type {
 		case "push":
@@ -41,7 +94,7 @@ func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, pr
 				return nil, fmt.Errorf("operations[%d]: %w", i, err)
 			}
 			reqs, idx := groupByPartition(prep)
-			pushes[i] = &pushOp{reqs: reqs, idx: idx, prep: prep}
+			pushes[i] = &txPush{reqs: reqs, idx: idx, prep: prep}
 		case "ack":
 			if _, err := uuid.Parse(op.PartitionID); err != nil {
 				return nil, invalidf("operations[%d].partitionId %q is not a partition id", i, op.PartitionID)
@@ -53,89 +106,108 @@ func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, pr
 			return nil, invalidf("operations[%d].type must be \"ack\" or \"push\", got %q", i, op.Type)
 		}
 	}
-	// Partitions are created once everything validated, outside the
-	// transaction: an empty partition row is harmless if it rolls back.
+	return pushes, nil
+}
+
+// createTxPartitions finds or creates, inside tx, every partition the
+// pushes write to, in name order so that concurrent transactions creating
+// the same ones cannot deadlock, and records the ids on the requests.
+func (e *Engine) createTxPartitions(ctx context.Context, tx pgx.Tx, pushes []*txPush, run *txRun) error {
+	var all []*appendReq
 	for _, p := range pushes {
-		if p == nil {
-			continue
-		}
-		for _, r := range p.reqs {
-			if _, err := e.catalog.ensurePartition(ctx, r.queue, r.partition); err != nil {
-				return nil, err
-			}
+		if p != nil {
+			all = append(all, p.reqs...)
 		}
 	}
-	resp := &api.TransactionResponse{TransactionID: uuid.NewString(), Success: true}
-	results := make([]json.RawMessage, len(req.Operations))
-	var touched []string
-	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		for i, op := range req.Operations {
-			if op.Type == "ack" {
-				pid, _ := uuid.Parse(op.PartitionID)
-				group := op.ConsumerGroup
-				if group == "" {
-					group = api.QueueModeGroup
-				}
-				ackRes := make([]api.AckResult, 1)
-				ackRes[0] = api.AckResult{TransactionID: op.TransactionID}
-				item := ackItem{0, api.AckRequest{TransactionID: op.TransactionID, PartitionID: op.PartitionID,
-					LeaseID: op.LeaseID, Status: op.Status, ConsumerGroup: group, Error: op.Error}}
-				if err := e.ackGroup(ctx, tx, pid, group, []ackItem{item}, ackRes); err != nil {
-					return err
-				}
-				if !ackRes[0].Success {
-					return errTxAborted{fmt.Sprintf("operations[%d] (ack): %s", i, ackRes[0].Error)}
-				}
-				results[i], _ = json.Marshal(ackRes[0])
-				continue
-			}
-			p := pushes[i]
-			out := make([]api.PushResult, len(p.prep))
-			for j, r := range p.reqs {
-				pid, err := e.catalog.ensurePartition(ctx, r.queue, r.partition)
-				if err != nil {
-					return err
-				}
-				if err := e.writeSegment(ctx, tx, pid, []*appendReq{r}); err != nil {
-					if errors.Is(err, errPartitionGone) {
-						e.catalog.forgetQueue(r.queue)
-						return errTxAborted{fmt.Sprintf("operations[%d] (push): queue %s was deleted meanwhile; retry", i, r.queue)}
-					}
-					return err
-				}
-				touched = append(touched, r.queue)
-				for k, at := range p.idx[j] {
-					res := r.results[k]
-					status := api.StatusQueued
-					if res.duplicate {
-						status = api.StatusDuplicate
-					}
-					it := p.prep[at].item
-					out[at] = api.PushResult{Index: at, TransactionID: it.TransactionID, TransactionIDCamel: it.TransactionID,
-						Status: status, MessageID: MessageID(pid, res.offset), PartitionID: pid.String(),
-						TraceID: it.TraceID, QueueName: it.Queue}
-				}
-			}
-			results[i], _ = json.Marshal(out)
-		}
-		return nil
+	slices.SortStableFunc(all, func(a, b *appendReq) int {
+		return cmpStrings(a.queue, b.queue, a.partition, b.partition)
 	})
+	ids := map[partKey]uuid.UUID{}
+	for _, r := range all {
+		k := partKey{r.queue, r.partition}
+		if _, ok := ids[k]; ok {
+			continue
+		}
+		id, err := e.catalog.ensurePartitionIn(ctx, tx, r.queue, r.partition)
+		if err != nil {
+			return err
+		}
+		ids[k] = id
+		run.created = append(run.created, createdPartition{r.queue, r.partition, id})
+	}
+	for _, r := range all {
+		r.pid = ids[partKey{r.queue, r.partition}]
+	}
+	return nil
+}
+
+func cmpStrings(a1, b1, a2, b2 string) int {
+	if c := strings.Compare(a1, b1); c != 0 {
+		return c
+	}
+	return strings.Compare(a2, b2)
+}
+
+// runOperation applies operation i inside tx.
+func (e *Engine) runOperation(ctx context.Context, tx pgx.Tx, i int, op api.Operation, push *txPush, run *txRun) error {
+	if op.Type == "ack" {
+		res, err := e.txAck(ctx, tx, op, &run.fx)
+		if err != nil {
+			return err
+		}
+		if !res.Success {
+			return errTxAborted{fmt.Sprintf("operations[%d] (ack): %s", i, res.Error)}
+		}
+		run.results[i], _ = json.Marshal(res)
+		return nil
+	}
+	out := make([]api.PushResult, len(push.prep))
+	now := e.clock.Now()
+	for j, r := range push.reqs {
+		b := store.NewBatch(len(r.frames), r.bytes)
+		for k, f := range r.frames {
+			b.Add(r.hashes[k], f, r.times[k])
+		}
+		res, err := store.Append(ctx, tx, r.pid, b, now)
+		if errors.Is(err, store.ErrPartitionGone) {
+			e.catalog.forgetQueue(r.queue)
+			return errTxAborted{fmt.Sprintf("operations[%d] (push): queue %s was deleted meanwhile; retry", i, r.queue)}
+		}
+		if err != nil {
+			return err
+		}
+		fillPushResults(out, push.prep, push.idx[j], r.pid, res)
+		run.fx.pushed(r.queue, len(r.frames))
+	}
+	run.results[i], _ = json.Marshal(out)
+	return nil
+}
+
+// txAck applies one ack operation with the same code as Ack.
+func (e *Engine) txAck(ctx context.Context, tx pgx.Tx, op api.Operation, fx *effects) (api.AckResult, error) {
+	pid, _ := uuid.Parse(op.PartitionID)
+	group := cmpOr(op.ConsumerGroup, api.QueueModeGroup)
+	res := []api.AckResult{{TransactionID: op.TransactionID}}
+	item := ackItem{0, api.AckRequest{TransactionID: op.TransactionID, PartitionID: op.PartitionID,
+		LeaseID: op.LeaseID, Status: op.Status, ConsumerGroup: group, Error: op.Error}}
+	err := e.ackGroup(ctx, tx, pid, group, []ackItem{item}, res, fx)
+	return res[0], err
+}
+
+// abortedTransaction answers a transaction that rolled back for a reason
+// the caller can act on (a step failed, a concurrent transaction
+// conflicted), or nil.
+func abortedTransaction(txID string, err error) *api.TransactionResponse {
 	var aborted errTxAborted
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &aborted):
-		return &api.TransactionResponse{TransactionID: resp.TransactionID, Success: false, Error: aborted.reason, Results: []json.RawMessage{}}, nil
+		return &api.TransactionResponse{TransactionID: txID, Success: false, Error: aborted.reason, Results: []json.RawMessage{}}
 	case errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001"):
-		return &api.TransactionResponse{TransactionID: resp.TransactionID, Success: false,
-			Error: "transaction conflicted with a concurrent one and was rolled back; retry it", Results: []json.RawMessage{}}, nil
-	case err != nil:
-		return nil, err
+		return &api.TransactionResponse{TransactionID: txID, Success: false,
+			Error: "transaction conflicted with a concurrent one and was rolled back; retry it", Results: []json.RawMessage{}}
 	}
-	for _, q := range touched {
-		e.notifier.notify(q)
-	}
-	resp.Results = results
-	return resp, nil
+	return nil
 }
 
 // ExtendLease pushes a lease's expiry to now + seconds (the queue's

@@ -47,7 +47,10 @@ type Metrics struct {
 	pushed    *prometheus.CounterVec
 	delivered *prometheus.CounterVec
 	acks      *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
+	// unreadable and failed count stored data that could not be served.
+	unreadable *prometheus.CounterVec
+	failed     *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
 
 	maxQueues int
 	mu        sync.RWMutex
@@ -71,6 +74,14 @@ func New(cfg Config) *Metrics {
 			Name: "lethe_acks_total",
 			Help: "Acknowledgements applied, by queue, consumer group and status (completed, failed, dlq).",
 		}, []string{"queue", "group", "status"}),
+		unreadable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_messages_unreadable_total",
+			Help: "Stored messages that could not be served (a damaged frame, a payload that is not JSON), by queue: a pop dead-letters them, a browse skips them. Each is logged.",
+		}, []string{"queue"}),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_partitions_failed_total",
+			Help: "Times a partition was skipped because its stored state could not be served, by queue and operation (pop, ack, browse); the other partitions were served. Each is logged with its error.",
+		}, []string{"queue", "op"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "lethe_http_request_duration_seconds",
 			Help: "HTTP request latency by route pattern and status code; long polls land in the high buckets.",
@@ -83,7 +94,7 @@ func New(cfg Config) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.pushed, m.delivered, m.acks, m.duration,
+		m.pushed, m.delivered, m.acks, m.unreadable, m.failed, m.duration,
 	)
 	if cfg.Pool != nil {
 		m.reg.MustRegister(newDBCollector(cfg.Pool, cmp.Or(cfg.Logger, slog.Default()), cmp.Or(cfg.MaxQueueSeries, MaxQueueSeriesDefault)))
@@ -105,6 +116,12 @@ func (m *Metrics) Hooks() engine.Hooks {
 		},
 		Acked: func(queue, group, status string, n int) {
 			m.acks.WithLabelValues(m.queueLabel(queue), group, status).Add(float64(n))
+		},
+		Unreadable: func(queue string, n int) {
+			m.unreadable.WithLabelValues(m.queueLabel(queue)).Add(float64(n))
+		},
+		PartitionFailed: func(queue, op string) {
+			m.failed.WithLabelValues(m.queueLabel(queue), op).Inc()
 		},
 	}
 }

@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/lease"
+	"github.com/lethe-mq/lethe/internal/pushdec"
+	"github.com/lethe-mq/lethe/internal/store"
+)
+
+// maxClaimRounds bounds how often one claim reads on after passing only
+// messages it could not deliver (done ahead, or unreadable).
+const maxClaimRounds = 4
+
+// claimed is what one partition gave a pop.
+type claimed struct {
+	msgs    []api.Message
+	leaseID string
+	// unreadable counts stored messages dead-lettered because they could
+	// not be served; unreadableErr is the first one's reason.
+	unreadable    int
+	unreadableErr error
+}
+
+// claim leases the next messages of one partition to the group, or answers
+// none when another consumer holds it or nothing is visible yet. The rules
+// are internal/lease's; this loads the cursor, reads the frames, and stores
+// the outcome, in one short transaction.
+func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopRequest, fromAt *time.Time, now time.Time) (claimed, error) {
+	if !cand.hasCursor {
+		ok, err := e.ensureCursor(ctx, cand.pid, req.Group, fromAt)
+		if err != nil {
+			return claimed{}, err
+		}
+		if !ok {
+			// Cleaned up after we listed it: nothing to deliver, and the
+			// cached id is stale.
+			e.catalog.forgetPartition(q.Name, cand.name)
+			return claimed{}, nil
+		}
+	}
+	var out claimed
+	err := e.consumerTx(ctx, func(tx pgx.Tx) error {
+		row, ps, err := lockCursorForPop(ctx, tx, cand.pid, req.Group)
+		if err != nil || row == nil {
+			return err
+		}
+		out, err = e.claimLocked(ctx, tx, q, cand, req, row, ps, now)
+		return err
+	})
+	if err != nil {
+		return claimed{}, fmt.Errorf("pop %s/%s: %w", q.Name, cand.name, err)
+	}
+	return out, nil
+}
+
+// claimLocked decides and stores one claim on the locked cursor row.
+func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand candidate, req PopRequest,
+	row *cursorRow, ps partState, now time.Time) (claimed, error) {
+	c, pol := &row.Cursor, q.policy()
+	if c.Busy(now) {
+		return claimed{}, nil
+	}
+	expired, dead := lease.Expire(c, pol, now)
+	if err := e.writeDeadLetters(ctx, tx, row, now, dead); err != nil {
+		return claimed{}, err
+	}
+	if !lease.Ready(c, pol, ps.lastPush, now) || ps.next <= max(c.Committed+1, ps.low) {
+		return claimed{}, row.saveIf(ctx, tx, now, expired)
+	}
+	frames, cl, out, err := e.claimFrames(ctx, tx, q, req, row, now)
+	if err != nil {
+		return claimed{}, err
+	}
+	if len(cl.Deliver) == 0 {
+		// Marking the empty claim as a pop rotates the candidates, so
+		// partitions whose messages are not visible yet cannot crowd out
+		// one that is ready.
+		return out, row.saveIf(ctx, tx, now, expired || cl.Moved || q.DelayedProcessing > 0)
+	}
+	if err := row.save(ctx, tx, now, true); err != nil {
+		return claimed{}, err
+	}
+	if c.Lease.Held() {
+		out.leaseID = c.Lease.ID.String()
+	}
+	out.msgs = make([]api.Message, len(cl.Deliver))
+	for k, i := range cl.Deliver {
+		out.msgs[k] = deliveredMessage(q, cand, req.Group, out.leaseID, c.RetriesOf(frames[i].Offset), &frames[i])
+	}
+	return out, nil
+}
+
+// claimFrames reads the messages past the cursor and claims them, reading
+// on while a read only passed messages it could not deliver. Unreadable
+// messages are dead-lettered here.
+func (e *Engine) claimFrames(ctx context.Context, tx pgx.Tx, q *Queue, req PopRequest, row *cursorRow,
+	now time.Time) ([]store.Frame, lease.Claim, claimed, error) {
+	visible := now.Add(-time.Duration(q.DelayedProcessing) * time.Second)
+	id := uuid.New()
+	var out claimed
+	for round := 0; ; round++ {
+		frames, err := store.Read(ctx, tx, row.pid, row.Committed+1, req.Batch+len(row.AckedAhead), visible)
+		if err != nil {
+			return nil, lease.Claim{}, out, err
+		}
+		offers := offersOf(frames)
+		cl := lease.ClaimOffers(&row.Cursor, q.policy(), offers, req.Batch, req.AutoAck, id, now)
+		for _, d := range cl.Dead {
+			if out.unreadableErr == nil {
+				out.unreadableErr = fmt.Errorf("offset %d: %s", d.Offset, d.Reason)
+			}
+			out.unreadable++
+			if err := e.writeDeadLetter(ctx, tx, row, d, frameAt(frames, d.Offset), now); err != nil {
+				return nil, lease.Claim{}, out, err
+			}
+		}
+		if len(cl.Deliver) > 0 || !cl.Moved || round == maxClaimRounds-1 {
+			return frames, cl, out, nil
+		}
+	}
+}
+
+// offersOf turns stored frames into what a claim may hand out. A frame that
+// cannot be written into a response verbatim (damaged, or a payload that is
+// not JSON) is offered as unreadable: it goes to the dead letters instead of
+// breaking the response for the other messages.
+func offersOf(frames []store.Frame) []lease.Offer {
+	out := make([]lease.Offer, len(frames))
+	for i := range frames {
+		f := &frames[i]
+		out[i] = lease.Offer{Offset: f.Offset}
+		switch {
+		case f.Err != nil:
+			out[i].Unreadable = f.Err.Error()
+		case len(f.Payload) > 0 && !pushdec.Valid(f.Payload):
+			out[i].Unreadable = "the stored payload is not valid JSON"
+		default:
+			out[i].Hash = store.TxnHash(f.TxnID)
+		}
+	}
+	return out
+}
+
+func frameAt(frames []store.Frame, offset int64) *store.Frame {
+	for i := range frames {
+		if frames[i].Offset == offset {
+			return &frames[i]
+		}
+	}
+	return nil
+}
+
+// deliveredMessage is one delivered message as the API shows it.
+func deliveredMessage(q *Queue, cand candidate, group, leaseID string, retries int, f *store.Frame) api.Message {
+	return api.Message{
+		ID:            MessageID(cand.pid, f.Offset),
+		TransactionID: f.TxnID,
+		TraceID:       f.TraceID,
+		Data:          f.Payload,
+		ProducerSub:   f.ProducerSub,
+		CreatedAt:     f.CreatedAt.Format(time.RFC3339Nano),
+		Queue:         q.Name,
+		Partition:     cand.name,
+		PartitionID:   cand.pid.String(),
+		LeaseID:       leaseID,
+		ConsumerGroup: groupLabel(group),
+		RetryCount:    retries,
+		Offset:        f.Offset,
+	}
+}

@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"sync"
+	"time"
+)
+
+// effects are what committed work tells the rest of the replica: metric
+// counters, long-poll wake-ups, and the logs of partitions that could not be
+// served. Code that changes state collects them while its transaction runs
+// and calls Engine.fire once that transaction has committed; effects of a
+// transaction that rolled back are dropped, so nothing is counted or woken
+// for work that did not happen. fire is the one place hooks and wake-ups
+// happen.
+type effects struct {
+	counts []effectCount
+	faults []effectFault
+}
+
+type countKind uint8
+
+const (
+	countPushed countKind = iota
+	countDelivered
+	countAcked
+	countUnreadable
+	countWake // a wake-up without a count (a seek made messages available)
+)
+
+type effectCount struct {
+	kind          countKind
+	queue, group  string
+	status        string
+	n             int
+	partition     string // countUnreadable: for the log
+	unreadableErr error
+}
+
+type effectFault struct {
+	queue, partition, op string
+	err                  error
+}
+
+// pushed counts n messages appended to queue; consumers of queue wake.
+func (fx *effects) pushed(queue string, n int) {
+	fx.counts = append(fx.counts, effectCount{kind: countPushed, queue: queue, n: n})
+}
+
+// wake wakes consumers of queue without counting anything.
+func (fx *effects) wake(queue string) {
+	fx.counts = append(fx.counts, effectCount{kind: countWake, queue: queue})
+}
+
+func (fx *effects) delivered(queue, group string, n int) {
+	fx.counts = append(fx.counts, effectCount{kind: countDelivered, queue: queue, group: group, n: n})
+}
+
+func (fx *effects) acked(queue, group, status string, n int) {
+	fx.counts = append(fx.counts, effectCount{kind: countAcked, queue: queue, group: group, status: status, n: n})
+}
+
+// unreadable counts n stored messages of a partition that could not be
+// served, err being the first one's reason.
+func (fx *effects) unreadable(queue, partition string, n int, err error) {
+	fx.counts = append(fx.counts, effectCount{kind: countUnreadable, queue: queue, partition: partition, n: n, unreadableErr: err})
+}
+
+// partitionFailed records a partition skipped by op because its stored
+// state could not be served.
+func (fx *effects) partitionFailed(queue, partition, op string, err error) {
+	fx.faults = append(fx.faults, effectFault{queue: queue, partition: partition, op: op, err: err})
+}
+
+// fire applies fx. Call it only after the transaction that collected fx
+// committed (or for work that needed none).
+func (e *Engine) fire(fx *effects) {
+	h := e.cfg.Hooks
+	for _, c := range fx.counts {
+		switch c.kind {
+		case countPushed:
+			if h.Pushed != nil {
+				h.Pushed(c.queue, c.n)
+			}
+			e.notifier.notify(c.queue)
+		case countWake:
+			e.notifier.notify(c.queue)
+		case countDelivered:
+			if h.Delivered != nil {
+				h.Delivered(c.queue, c.group, c.n)
+			}
+		case countAcked:
+			if h.Acked != nil {
+				h.Acked(c.queue, c.group, c.status, c.n)
+			}
+		case countUnreadable:
+			e.log.Warn("stored messages are unreadable; a pop dead-letters them, a browse skips them",
+				"queue", c.queue, "partition", c.partition, "messages", c.n, "error", c.unreadableErr)
+			if h.Unreadable != nil {
+				h.Unreadable(c.queue, c.n)
+			}
+		}
+	}
+	for _, f := range fx.faults {
+		if e.faultLog.due(f.queue+"\x00"+f.partition+"\x00"+f.op, e.clock.Now()) {
+			e.log.Error("partition skipped: its stored state could not be served (logged once a minute per partition)",
+				"queue", f.queue, "partition", f.partition, "op", f.op, "error", f.err)
+		}
+		if h.PartitionFailed != nil {
+			h.PartitionFailed(f.queue, f.op)
+		}
+	}
+}
+
+// logThrottle lets a repeated log line through once per interval per key:
+// a partition that cannot be served fails every pop of it, and the log
+// would otherwise repeat at the pop rate (the counter still counts each).
+type logThrottle struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+const faultLogInterval = time.Minute
+
+func (t *logThrottle) due(key string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if at, ok := t.last[key]; ok && now.Sub(at) < faultLogInterval && !now.Before(at) {
+		return false
+	}
+	if t.last == nil || len(t.last) > 10_000 {
+		t.last = map[string]time.Time{} // bounded; forgetting only logs again
+	}
+	t.last[key] = now
+	return true
+}

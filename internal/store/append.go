@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Batch is the frames of one append to one partition, in order. Frames are
+// concatenated as they are added, and a transaction id repeated within the
+// batch is kept once and answered as a duplicate of its first occurrence,
+// so the database stores the batch as one segment without per-frame work.
+type Batch struct {
+	hashes  []int64
+	lens    []int32
+	blob    []byte
+	firstAt time.Time
+	lastAt  time.Time
+	// repeatOf[i] is the position of the first frame added with the same
+	// hash as frame i, or -1; sent maps a stored frame to its position.
+	repeatOf []int
+	sent     []int
+	first    map[int64]int
+}
+
+// NewBatch returns a batch sized for frames frames of bytes bytes in all.
+func NewBatch(frames, bytes int) *Batch {
+	return &Batch{
+		hashes:   make([]int64, 0, frames),
+		lens:     make([]int32, 0, frames),
+		blob:     make([]byte, 0, bytes),
+		repeatOf: make([]int, 0, frames),
+		sent:     make([]int, 0, frames),
+		first:    make(map[int64]int, frames),
+	}
+}
+
+// Add appends one encoded frame with its transaction-id hash (TxnHash) and
+// creation time.
+func (b *Batch) Add(hash int64, f []byte, at time.Time) {
+	pos := len(b.repeatOf)
+	if j, ok := b.first[hash]; ok {
+		b.repeatOf = append(b.repeatOf, j)
+		return
+	}
+	b.first[hash] = pos
+	b.repeatOf = append(b.repeatOf, -1)
+	b.sent = append(b.sent, pos)
+	b.hashes = append(b.hashes, hash)
+	b.lens = append(b.lens, int32(len(f)))
+	b.blob = append(b.blob, f...)
+	if len(b.sent) == 1 || at.Before(b.firstAt) {
+		b.firstAt = at
+	}
+	if len(b.sent) == 1 || at.After(b.lastAt) {
+		b.lastAt = at
+	}
+}
+
+// Len is the number of frames added.
+func (b *Batch) Len() int { return len(b.repeatOf) }
+
+// Appended is the outcome of one frame of a batch.
+type Appended struct {
+	Offset int64
+	// Duplicate says the transaction id was stored before (or earlier in
+	// the batch); Offset is then where it was first stored.
+	Duplicate bool
+}
+
+// Append stores b as one segment at the end of partition pid in one round
+// trip (lethe.append: partition row lock, one sidecar lookup, one segment
+// row) and answers one Appended per frame added, in order. It runs on q,
+// so it commits with the caller's transaction when q is one.
+func Append(ctx context.Context, q Querier, pid uuid.UUID, b *Batch, now time.Time) ([]Appended, error) {
+	if b.Len() == 0 {
+		return nil, nil
+	}
+	var base *int64
+	var dupIdx []int32
+	var dupOffsets []int64
+	err := q.QueryRow(ctx, `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append($1, $2, $3, $4, $5, $6, $7)`,
+		pid, b.hashes, b.lens, b.blob, b.firstAt, b.lastAt, now).Scan(&base, &dupIdx, &dupOffsets)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "P0002" {
+			return nil, ErrPartitionGone
+		}
+		return nil, fmt.Errorf("append to partition %s: %w", pid, err)
+	}
+	out := make([]Appended, b.Len())
+	for k, j := range dupIdx {
+		out[b.sent[j-1]] = Appended{Offset: dupOffsets[k], Duplicate: true}
+	}
+	next := int64(0)
+	if base != nil {
+		next = *base
+	}
+	for _, at := range b.sent {
+		if !out[at].Duplicate {
+			out[at].Offset = next
+			next++
+		}
+	}
+	for at, j := range b.repeatOf {
+		if j >= 0 {
+			out[at] = Appended{Offset: out[j].Offset, Duplicate: true}
+		}
+	}
+	return out, nil
+}

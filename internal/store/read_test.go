@@ -1,0 +1,186 @@
+package store_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/lethe-mq/lethe/internal/store"
+	"github.com/lethe-mq/lethe/internal/store/storetest"
+)
+
+// Reads span segments and stop at the limit.
+func TestReadAcrossSegments(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	pid := e.partition("q", "p")
+	e.appendAt(e.pool, pid, t0, "a", "b")
+	e.appendAt(e.pool, pid, t0, "c")
+	e.appendAt(e.pool, pid, t0, "d", "e", "f")
+	for _, c := range []struct {
+		from  int64
+		limit int
+		want  string
+	}{
+		{0, 10, "0:a 1:b 2:c 3:d 4:e 5:f"},
+		{1, 3, "1:b 2:c 3:d"},
+		{4, 1, "4:e"},
+		{5, 5, "5:f"},
+		{6, 5, ""},
+	} {
+		if got := strings.Join(e.read(pid, c.from, c.limit, store.Everything()), " "); got != c.want {
+			t.Errorf("read from %d limit %d = %q, want %q", c.from, c.limit, got, c.want)
+		}
+	}
+}
+
+// Offsets need not be contiguous: a reader skips what is not stored,
+// wherever the gap is (the head, as retention leaves it; the middle, as a
+// dropped time partition or a held area can), and a read starting below the
+// first stored offset starts at it.
+func TestReadSkipsGaps(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	pid := e.partition("q", "p")
+	e.appendAt(e.pool, pid, t0, "a", "b") // 0-1
+	e.appendAt(e.pool, pid, t0, "c", "d") // 2-3
+	e.appendAt(e.pool, pid, t0, "e")      // 4
+	e.appendAt(e.pool, pid, t0, "f", "g") // 5-6
+	for _, base := range []int64{0, 4} {
+		if err := storetest.Remove(e.ctx, e.pool, pid, base); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		from  int64
+		limit int
+		want  string
+	}{
+		{0, 10, "2:c 3:d 5:f 6:g"},
+		{1, 2, "2:c 3:d"},
+		{3, 2, "3:d 5:f"},
+		{4, 10, "5:f 6:g"},
+		{7, 10, ""},
+	} {
+		if got := strings.Join(e.read(pid, c.from, c.limit, store.Everything()), " "); got != c.want {
+			t.Errorf("read from %d limit %d = %q, want %q", c.from, c.limit, got, c.want)
+		}
+	}
+	h, err := store.ReadHead(e.ctx, e.pool, pid)
+	if err != nil || h.First != 2 || h.Next != 7 || h.Empty {
+		t.Errorf("head = %+v, %v; want first 2 (the first stored segment), next 7", h, err)
+	}
+	for _, base := range []int64{2, 5} {
+		_ = storetest.Remove(e.ctx, e.pool, pid, base)
+	}
+	if h, err := store.ReadHead(e.ctx, e.pool, pid); err != nil || !h.Empty || h.Next != 7 {
+		t.Errorf("head of an emptied partition = %+v, %v; want empty, next 7", h, err)
+	}
+}
+
+// The visibility cut stops a read before the first frame created after it,
+// even when later frames are older (a read never skips ahead of a delayed
+// message).
+func TestReadStopsAtVisibilityCut(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	pid := e.partition("q", "p")
+	e.appendAt(e.pool, pid, t0, "a")
+	e.appendAt(e.pool, pid, t0.Add(time.Minute), "b")
+	e.appendAt(e.pool, pid, t0, "c")
+	if got := strings.Join(e.read(pid, 0, 10, t0.Add(time.Second)), " "); got != "0:a" {
+		t.Errorf("read with the cut before b = %q, want only a", got)
+	}
+	if got := strings.Join(e.read(pid, 0, 10, t0.Add(time.Minute)), " "); got != "0:a 1:b 2:c" {
+		t.Errorf("read with the cut at b = %q, want all", got)
+	}
+}
+
+// Time lookups: the first offset at or after a time (seek), and the store's
+// SQL functions that read models use.
+func TestOffsetAtAndTimeFunctions(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	pid := e.partition("q", "p")
+	e.appendAt(e.pool, pid, t0, "a", "b")                           // 0-1
+	e.appendAt(e.pool, pid, t0.Add(time.Minute), "c")               // 2
+	e.appendAt(e.pool, pid, t0.Add(2*time.Minute), "d")             // 3
+	e.appendAt(e.pool, pid, t0.Add(3*time.Minute), "e")             // 4
+	if err := storetest.Remove(e.ctx, e.pool, pid, 3); err != nil { // a gap at 3
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		at   time.Time
+		want int64
+	}{
+		{t0.Add(-time.Hour), 0},
+		{t0, 0},
+		{t0.Add(time.Second), 2},
+		{t0.Add(90 * time.Second), 4}, // 3 is not stored: the next stored one
+		{t0.Add(time.Hour), 5},        // nothing: the next offset
+	} {
+		got, err := store.OffsetAt(e.ctx, e.pool, pid, c.at)
+		if err != nil || got != c.want {
+			t.Errorf("OffsetAt(%s) = %d, %v; want %d", c.at.Sub(t0), got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		offset int64
+		want   *time.Time
+	}{
+		{0, &t0}, {1, &t0}, {3, ptr(t0.Add(3 * time.Minute))}, {5, nil},
+	} {
+		var got *time.Time
+		if err := e.pool.QueryRow(e.ctx, `SELECT lethe.store_time_at($1, $2)`, pid, c.offset).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if (got == nil) != (c.want == nil) || got != nil && !got.Equal(*c.want) {
+			t.Errorf("store_time_at(%d) = %v, want %v", c.offset, got, c.want)
+		}
+	}
+	var since *int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT lethe.store_offset_since($1, $2)`, pid, t0.Add(90*time.Second)).Scan(&since); err != nil || since == nil || *since != 4 {
+		t.Errorf("store_offset_since = %v, %v; want 4", since, err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Stats count what is stored, gaps excluded.
+func TestStats(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a, b, empty := e.partition("q1", "a"), e.partition("q1", "b"), e.partition("q2", "c")
+	e.appendAt(e.pool, a, t0, "a0", "a1")
+	e.appendAt(e.pool, a, t0, "a2")
+	e.appendAt(e.pool, b, t0, "b0")
+	_ = storetest.Remove(e.ctx, e.pool, a, 0)
+	st, err := store.PartitionStats(e.ctx, e.pool, []uuid.UUID{a, b, empty})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st[a].Messages != 1 || st[a].Segments != 1 || st[a].Bytes == 0 || st[b].Messages != 1 || st[empty] != (store.Stats{}) {
+		t.Errorf("partition stats = %+v", st)
+	}
+	var q1 int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT id FROM lethe.queues WHERE name = 'q1'`).Scan(&q1); err != nil {
+		t.Fatal(err)
+	}
+	qs, err := store.QueueStats(e.ctx, e.pool, []int64{q1})
+	if err != nil || qs[q1].Messages != 2 || qs[q1].Segments != 2 || qs[q1].Bytes != st[a].Bytes+st[b].Bytes {
+		t.Errorf("queue stats = %+v, %v", qs, err)
+	}
+	total, hashes, err := store.Totals(e.ctx, e.pool)
+	if err != nil || total.Messages != 2 || hashes != 2 {
+		t.Errorf("totals = %+v, %d hashes, %v; want 2 messages and 2 hashes", total, hashes, err)
+	}
+	all, older, err := store.HashCounts(e.ctx, e.pool, q1, t0.Add(time.Second))
+	if err != nil || all != 2 || older != 2 {
+		t.Errorf("hash counts = %d, %d, %v", all, older, err)
+	}
+	if n, err := store.DiskBytes(e.ctx, e.pool); err != nil || n <= 0 {
+		t.Errorf("disk bytes = %d, %v", n, err)
+	}
+}
