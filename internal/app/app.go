@@ -65,6 +65,13 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	if a.Clock == nil {
 		a.Clock = clock.Real{}
 	}
+	var testClock *clock.Offset
+	if cfg.TestClock {
+		// LETHE_TEST_CLOCK=1: a clock black-box tests move forward.
+		testClock = clock.NewOffset(a.Clock)
+		a.Clock = testClock
+		log.Warn("LETHE_TEST_CLOCK is on: POST /api/v1/test/clock moves this replica's clock; never use it in production")
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -107,7 +114,8 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 		log.Info("schema migrated", "versions", applied)
 	}
 	prom := metrics.New(metrics.Config{Pool: a.Pool, Logger: log})
-	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, Hooks: prom.Hooks()})
+	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, Hooks: prom.Hooks(),
+		DefaultRetentionTier: cfg.DefaultRetentionTier, DefaultQuarantined: cfg.DefaultQuarantined})
 	auth := httpapi.Auth{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken}
 	maint, err := maintenance.New(maintenance.Config{Engine: a.Engine, Dir: filepath.Join(cfg.DataDir, "buffer"),
 		Auth: auth, Logger: log, Clock: a.Clock, MaxPayloadBytes: cfg.MaxPayloadBytes})
@@ -120,7 +128,8 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 		log.Info(n)
 	}
 	a.Retention = retention.New(a.Pool, retention.Config{Clock: a.Clock, Logger: log,
-		Interval: cfg.Retention.Interval, BatchSize: cfg.Retention.BatchSize, LockID: cfg.Retention.LockID,
+		Interval: cfg.Retention.Interval, TierInterval: cfg.Retention.TierInterval,
+		BatchSize: cfg.Retention.BatchSize, LockID: cfg.Retention.LockID,
 		MaxBusy:              cfg.Retention.MaxBusy,
 		MetricsRetentionDays: cfg.Retention.MetricsRetentionDays, DLQRetentionDays: cfg.Retention.DLQRetentionDays,
 		PartitionCleanupDays: cfg.Retention.PartitionCleanupDays, KeepPartitions: !cfg.Retention.PartitionCleanup,
@@ -128,16 +137,24 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	if err := a.Retention.Register(prom.Registry()); err != nil {
 		return nil, fmt.Errorf("register retention metrics: %w", err)
 	}
+	if err := a.Retention.EnsureLeaves(ctx); err != nil {
+		return nil, err
+	}
 	if cfg.Retention.Enabled {
 		a.services = append(a.services, a.Retention)
 	}
-	a.Server = httpapi.New(httpapi.Config{
+	hcfg := httpapi.Config{
 		Engine:      a.Engine,
 		Logger:      log,
 		Auth:        auth,
 		Maintenance: maint,
 		Extra:       []func(*http.ServeMux){prom.Routes, maint.Routes, a.Retention.Routes},
-	})
+		Tiers:       a.Retention,
+	}
+	if testClock != nil {
+		hcfg.TestClock = testClock
+	}
+	a.Server = httpapi.New(hcfg)
 	for _, s := range a.services {
 		if err := s.Start(ctx); err != nil {
 			return nil, err

@@ -24,6 +24,13 @@ type Server struct {
 	MaxPayloadBytes int    // MAX_PAYLOAD_BYTES
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
+	// DefaultRetentionTier and DefaultQuarantined are a new queue's
+	// (LETHE_DEFAULT_RETENTION_TIER in canonical form, LETHE_DEFAULT_QUARANTINED).
+	DefaultRetentionTier string
+	DefaultQuarantined   string
+	// TestClock serves the test-only clock and retention routes
+	// (LETHE_TEST_CLOCK).
+	TestClock bool
 
 	Retention Retention
 
@@ -36,6 +43,7 @@ type Server struct {
 type Retention struct {
 	Enabled              bool          // RETENTION_ENABLED: run the loop at all
 	Interval             time.Duration // RETENTION_INTERVAL, in ms
+	TierInterval         time.Duration // RETENTION_TIER_INTERVAL, in ms
 	BatchSize            int           // RETENTION_BATCH_SIZE
 	MaxBusy              float64       // RETENTION_MAX_BUSY
 	LockID               int64         // RETENTION_LOCK_ID
@@ -52,18 +60,22 @@ func FromEnv() (Server, error) { return fromLookup(os.LookupEnv) }
 func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 	r := &reader{lookup: lookup}
 	c := Server{
-		Host:            r.text(varHost),
-		Port:            int(r.whole(varPort)),
-		DatabaseURL:     r.text(varDatabaseURL),
-		DataDir:         r.text(varDataDir),
-		PoolSize:        int(r.whole(varPoolSize)),
-		LogLevel:        r.text(varLogLevel),
-		MaxPayloadBytes: int(r.whole(varMaxPayload)),
-		AuthToken:       r.text(varAuthToken),
-		OperatorToken:   r.text(varOperator),
+		Host:                 r.text(varHost),
+		Port:                 int(r.whole(varPort)),
+		DatabaseURL:          r.text(varDatabaseURL),
+		DataDir:              r.text(varDataDir),
+		PoolSize:             int(r.whole(varPoolSize)),
+		LogLevel:             r.text(varLogLevel),
+		MaxPayloadBytes:      int(r.whole(varMaxPayload)),
+		AuthToken:            r.text(varAuthToken),
+		OperatorToken:        r.text(varOperator),
+		DefaultRetentionTier: canonicalTier(r.text(varDefaultTier)),
+		DefaultQuarantined:   r.text(varDefaultQuar),
+		TestClock:            r.flag(varTestClock),
 		Retention: Retention{
 			Enabled:              r.flag(varRetentionEnabled),
 			Interval:             time.Duration(r.whole(varInterval)) * time.Millisecond,
+			TierInterval:         time.Duration(r.whole(varTierInterval)) * time.Millisecond,
 			BatchSize:            int(r.whole(varBatchSize)),
 			MaxBusy:              r.decimal(varMaxBusy),
 			LockID:               r.whole(varLockID),
@@ -102,6 +114,7 @@ func (c Server) Validate() error {
 		{varPoolSize, int64(c.PoolSize)},
 		{varMaxPayload, int64(c.MaxPayloadBytes)},
 		{varInterval, r.Interval.Milliseconds()},
+		{varTierInterval, r.TierInterval.Milliseconds()},
 		{varBatchSize, int64(r.BatchSize)},
 		{varLockID, r.LockID},
 		{varMetricsDays, int64(r.MetricsRetentionDays)},
@@ -121,6 +134,19 @@ func (c Server) Validate() error {
 		}
 	}
 	return fmt.Errorf("configuration: %s", varLogLevel.complaint(c.LogLevel))
+}
+
+// canonicalTier writes a tier's day spelling as its week one (7d is 1w).
+func canonicalTier(v string) string {
+	switch v {
+	case "7d":
+		return "1w"
+	case "21d":
+		return "3w"
+	case "49d":
+		return "7w"
+	}
+	return v
 }
 
 // Queen's PG_* variables, with Queen's defaults.

@@ -28,6 +28,10 @@ type Config struct {
 	// Extra registers routes owned by other packages (retention, metrics,
 	// maintenance) on the same mux.
 	Extra []func(mux *http.ServeMux)
+	// Tiers serves the retention tier routes; TestClock, set only with
+	// LETHE_TEST_CLOCK=1, adds the test-only ones (tiers.go).
+	Tiers     Tiers
+	TestClock TestClock
 }
 
 // Server is the HTTP front of one lethe replica.
@@ -63,6 +67,7 @@ func New(cfg Config) *Server {
 		buffer:  cfg.Maintenance,
 	}
 	s.routes()
+	s.tierRoutes(cfg.Tiers, cfg.TestClock)
 	for _, register := range cfg.Extra {
 		register(s.mux)
 	}
