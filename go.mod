@@ -9,6 +9,8 @@ require (
 	github.com/spf13/cobra v1.10.2
 )
 
+require go.yaml.in/yaml/v3 v3.0.6
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

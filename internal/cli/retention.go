@@ -27,6 +27,7 @@ func newRetentionCmd() *cobra.Command {
   lethe retention history [queue]   what was deleted, and what each consumer group lost unread`,
 	}
 	cmd.AddCommand(newRetentionStatusCmd(), newRetentionHistoryCmd())
+	addTierCommands(cmd)
 	return cmd
 }
 
