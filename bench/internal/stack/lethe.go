@@ -40,7 +40,9 @@ type Lethe struct {
 // its sweep to start. (The sweep's rate is timed from its first delete
 // either way.)
 func LetheEnv(quick bool) map[string]string {
-	env := map[string]string{"LOG_LEVEL": "warn"}
+	// LETHE_TEST_CLOCK adds the route the tier scenarios start the tier
+	// check with (POST /api/v1/test/retention/run); the clock is not moved.
+	env := map[string]string{"LOG_LEVEL": "warn", "LETHE_TEST_CLOCK": "true"}
 	if quick {
 		env["RETENTION_INTERVAL"] = "1000"
 	}
