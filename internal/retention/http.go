@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -59,10 +60,12 @@ func (s *Service) handleHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	q := HistoryQuery{Queue: qs.Get("queue"), Rule: qs.Get("rule"), From: from, To: to, Limit: historyLimitDefault}
 	switch q.Rule {
-	case "", RuleRetention, RuleCompletedRetention, RuleMaxWait, RulePartitionCleanup:
+	case "", RuleRetention, RuleCompletedRetention, RuleMaxWait, RulePartitionCleanup, RuleTierDrop, RuleHeldDrop,
+		RuleTierChange, RuleHeldMove, RuleTierMove, RuleQuarantinePurge:
 	default:
-		s.fail(w, r, badRequestf("rule must be one of %s, %s, %s, %s; got %q",
-			RuleRetention, RuleCompletedRetention, RuleMaxWait, RulePartitionCleanup, q.Rule))
+		s.fail(w, r, badRequestf("rule must be one of %s; got %q", strings.Join([]string{RuleRetention,
+			RuleCompletedRetention, RuleMaxWait, RulePartitionCleanup, RuleTierDrop, RuleHeldDrop, RuleTierChange,
+			RuleHeldMove, RuleTierMove, RuleQuarantinePurge}, ", "), q.Rule))
 		return
 	}
 	if v := qs.Get("lostOnly"); v != "" {

@@ -141,15 +141,20 @@ func (m *collectors) deleted(rule string, a Amount) {
 }
 
 // clearQueueGauges drops the per-queue gauges on a replica that is not
-// sweeping, so only the sweeping replica reports them.
+// sweeping, so only the sweeping replica reports them (the held gauges
+// stay between tier checks on the one that sweeps).
 func (m *collectors) clearQueueGauges() {
 	m.oldestAge.Reset()
 	m.windowLag.Reset()
+	m.heldMessages.Reset()
+	m.heldBytes.Reset()
+	m.quarantined.Reset()
 }
 
 // observeQueues sets the per-queue gauges from the work list.
 func (m *collectors) observeQueues(work []queueWork, now time.Time) {
-	m.clearQueueGauges()
+	m.oldestAge.Reset()
+	m.windowLag.Reset()
 	for _, w := range work {
 		if w.OldestAt == nil {
 			continue

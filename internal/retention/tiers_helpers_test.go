@@ -1,5 +1,12 @@
 package retention
 
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
 // fullCycle runs one cycle with the tier check, due or not.
 func (e *env) fullCycle() CycleResult {
 	e.t.Helper()
@@ -21,4 +28,14 @@ func (e *env) leafExists(name string) bool {
 	e.t.Helper()
 	return e.count(`SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = 'lethe' AND c.relname = $1`, name) == 1
+}
+
+// gaugeValue reads a gauge.
+func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
 }

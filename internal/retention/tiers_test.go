@@ -295,3 +295,29 @@ func offsetsOf(msgs []api.Message) []int64 {
 	}
 	return out
 }
+
+// The held and quarantined gauges are counted at the tier check and stay
+// until the next one.
+func TestHeldGauges(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.configure("q", map[string]any{"retentionTier": "1w", "requiredGroups": []string{"r"}})
+	e.pushSegment("q", "p", 3)
+	msgs := e.pop("q", "p", "g", 1).Messages
+	e.ackStatus(msgs, "g", "dlq")
+	e.clock.Set(t0DayEnd.Add(7 * tier.Day))
+	e.fullCycle()
+	e.cycle() // a cycle without the tier check keeps them
+	for _, c := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"lethe_held_messages", gaugeValue(t, e.svc.metrics.heldMessages.WithLabelValues("q")), 3},
+		{"lethe_quarantined_messages", gaugeValue(t, e.svc.metrics.quarantined.WithLabelValues("q")), 1},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s{queue=q} = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
