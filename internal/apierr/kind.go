@@ -18,15 +18,16 @@ type Kind int
 // The kinds. Internal is the zero value: an error nobody classified is the
 // server's fault.
 const (
-	Internal     Kind = iota // 500: a bug or an unexpected failure
-	Invalid                  // 400: the request is malformed or out of range
-	Unauthorized             // 401: no token, or a wrong one
-	Forbidden                // 403: a valid token without the needed role
-	NotFound                 // 404: the named thing does not exist
-	Conflict                 // 409: the state does not allow the request
-	TooLarge                 // 413: a body or payload over its limit
-	Unavailable              // 503: the database is unreachable, or the replica is at a limit
-	Canceled                 // 499: the caller went away before the answer
+	Internal         Kind = iota // 500: a bug or an unexpected failure
+	Invalid                      // 400: the request is malformed or out of range
+	Unauthorized                 // 401: no token, or a wrong one
+	Forbidden                    // 403: a valid token without the needed role
+	NotFound                     // 404: the named thing does not exist
+	MethodNotAllowed             // 405: the path is served, not for this method
+	Conflict                     // 409: the state does not allow the request
+	TooLarge                     // 413: a body or payload over its limit
+	Unavailable                  // 503: the database is unreachable, or the replica is at a limit
+	Canceled                     // 499: the caller went away before the answer
 )
 
 // StatusClientClosedRequest is the status recorded (in metrics and logs)
@@ -41,15 +42,16 @@ var kinds = [...]struct {
 	status int
 	text   string
 }{
-	Internal:     {http.StatusInternalServerError, "internal error"},
-	Invalid:      {http.StatusBadRequest, "invalid request"},
-	Unauthorized: {http.StatusUnauthorized, "unauthorized"},
-	Forbidden:    {http.StatusForbidden, "forbidden"},
-	NotFound:     {http.StatusNotFound, "not found"},
-	Conflict:     {http.StatusConflict, "conflict"},
-	TooLarge:     {http.StatusRequestEntityTooLarge, "too large"},
-	Unavailable:  {http.StatusServiceUnavailable, "unavailable"},
-	Canceled:     {StatusClientClosedRequest, "request canceled"},
+	Internal:         {http.StatusInternalServerError, "internal error"},
+	Invalid:          {http.StatusBadRequest, "invalid request"},
+	Unauthorized:     {http.StatusUnauthorized, "unauthorized"},
+	Forbidden:        {http.StatusForbidden, "forbidden"},
+	NotFound:         {http.StatusNotFound, "not found"},
+	MethodNotAllowed: {http.StatusMethodNotAllowed, "method not allowed"},
+	Conflict:         {http.StatusConflict, "conflict"},
+	TooLarge:         {http.StatusRequestEntityTooLarge, "too large"},
+	Unavailable:      {http.StatusServiceUnavailable, "unavailable"},
+	Canceled:         {StatusClientClosedRequest, "request canceled"},
 }
 
 // Status is the HTTP status of the kind: the only map from kinds to

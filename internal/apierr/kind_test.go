@@ -16,7 +16,7 @@ import (
 func TestStatusOfEveryKind(t *testing.T) {
 	t.Parallel()
 	want := map[Kind]int{
-		Internal: 500, Invalid: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404,
+		Internal: 500, Invalid: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, MethodNotAllowed: 405,
 		Conflict: 409, TooLarge: 413, Unavailable: 503, Canceled: 499,
 	}
 	for k, status := range want {

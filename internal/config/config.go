@@ -22,6 +22,7 @@ type Server struct {
 	MaxPayloadBytes int    // MAX_PAYLOAD_BYTES
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
+	MaxLongPolls    int    // LETHE_MAX_LONG_POLLS: pops with wait=true in progress at once (1000)
 
 	Retention Retention
 }
@@ -53,6 +54,7 @@ func FromEnv() (Server, error) {
 		MaxPayloadBytes: e.int("MAX_PAYLOAD_BYTES", 4<<20),
 		AuthToken:       os.Getenv("LETHE_AUTH_TOKEN"),
 		OperatorToken:   os.Getenv("LETHE_OPERATOR_TOKEN"),
+		MaxLongPolls:    e.int("LETHE_MAX_LONG_POLLS", 1000),
 		Retention: Retention{
 			Enabled:              e.bool("RETENTION_ENABLED", true),
 			Interval:             time.Duration(e.int("RETENTION_INTERVAL", 5000)) * time.Millisecond,
@@ -81,6 +83,8 @@ func (c Server) Validate() error {
 		return fmt.Errorf("PORT must be between 0 and 65535, got %d", c.Port)
 	case c.PoolSize < 4:
 		return fmt.Errorf("DB_POOL_SIZE must be at least 4, got %d", c.PoolSize)
+	case c.MaxLongPolls < 1 || c.MaxLongPolls > 1_000_000:
+		return fmt.Errorf("LETHE_MAX_LONG_POLLS must be between 1 and 1000000, got %d", c.MaxLongPolls)
 	case c.MaxPayloadBytes < 1024:
 		return fmt.Errorf("MAX_PAYLOAD_BYTES must be at least 1024, got %d", c.MaxPayloadBytes)
 	case c.Retention.Interval < 10*time.Millisecond:
