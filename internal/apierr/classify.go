@@ -38,14 +38,19 @@ func KindOf(err error) Kind {
 // timeout, a server shutting down or starting up, too many connections, a
 // read-only (standby) server. Such errors are worth retrying later.
 func DatabaseUnavailable(err error) bool {
+	// A failed connection attempt first: it may wrap the server's refusal
+	// (a PgError such as 55000 "not currently accepting connections").
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return unavailableCode(pgErr.Code)
 	}
-	var connectErr *pgconn.ConnectError
 	var netErr net.Error
 	switch {
-	case errors.As(err, &connectErr), errors.As(err, &netErr):
+	case errors.As(err, &netErr):
 		return true
 	case errors.Is(err, pgconn.ErrConnClosed), pgconn.Timeout(err), pgconn.SafeToRetry(err):
 		return true
