@@ -25,7 +25,7 @@ func KindOf(err error) Kind {
 		return TooLarge
 	case errors.Is(err, context.Canceled):
 		return Canceled
-	case errors.Is(err, context.DeadlineExceeded), DatabaseUnavailable(err):
+	case errors.Is(err, context.DeadlineExceeded), databaseUnavailable(err):
 		return Unavailable
 	case badValueForDatabase(err):
 		return Invalid
@@ -33,11 +33,11 @@ func KindOf(err error) Kind {
 	return Internal
 }
 
-// DatabaseUnavailable reports whether err says PostgreSQL cannot be reached
+// databaseUnavailable reports whether err says PostgreSQL cannot be reached
 // or cannot serve now: a refused or broken connection, a connection or pool
 // timeout, a server shutting down or starting up, too many connections, a
 // read-only (standby) server. Such errors are worth retrying later.
-func DatabaseUnavailable(err error) bool {
+func databaseUnavailable(err error) bool {
 	// A failed connection attempt first: it may wrap the server's refusal
 	// (a PgError such as 55000 "not currently accepting connections").
 	var connectErr *pgconn.ConnectError

@@ -30,9 +30,9 @@ const (
 	Canceled                     // 499: the caller went away before the answer
 )
 
-// StatusClientClosedRequest is the status recorded (in metrics and logs)
+// statusClientClosedRequest is the status recorded (in metrics and logs)
 // for a request whose caller went away; nobody receives it.
-const StatusClientClosedRequest = 499
+const statusClientClosedRequest = 499
 
 // RetryAfterDefault is the Retry-After of an Unavailable answer that names
 // no other.
@@ -51,7 +51,7 @@ var kinds = [...]struct {
 	Conflict:         {http.StatusConflict, "conflict"},
 	TooLarge:         {http.StatusRequestEntityTooLarge, "too large"},
 	Unavailable:      {http.StatusServiceUnavailable, "unavailable"},
-	Canceled:         {StatusClientClosedRequest, "request canceled"},
+	Canceled:         {statusClientClosedRequest, "request canceled"},
 }
 
 // Status is the HTTP status of the kind: the only map from kinds to

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -90,25 +91,8 @@ func TestDatabaseUnavailableIs503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := cfg.Database
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, pgtest.AdminConnString())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(ctx) }) // after the cleanup below, which uses it
-	setConnections := func(allow bool) {
-		t.Helper()
-		if _, err := admin.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db}.Sanitize()+` ALLOW_CONNECTIONS `+map[bool]string{true: "true", false: "false"}[allow]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	setConnections(false)
-	t.Cleanup(func() { setConnections(true) })
-	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, db); err != nil {
-		t.Fatal(err)
-	}
-	leaks := []string{db, cfg.User, cfg.Host, "SQLSTATE", "SELECT", "INSERT", "lethe.", "failed to connect", "dial"}
+	allow := refuseConnections(t, cfg.Database)
+	leaks := []string{cfg.Database, cfg.User, cfg.Host, "SQLSTATE", "SELECT", "INSERT", "lethe.", "failed to connect", "dial"}
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", "/api/v1/push", `{"items":[{"queue":"down","payload":2}]}`},
 		{"GET", "/api/v1/pop/queue/down?consumerGroup=g", ""},
@@ -131,7 +115,7 @@ func TestDatabaseUnavailableIs503(t *testing.T) {
 			}
 		}
 	}
-	setConnections(true)
+	allow()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		got := r.do("POST", "/api/v1/push", `{"items":[{"queue":"down","payload":3}]}`)
@@ -143,6 +127,32 @@ func TestDatabaseUnavailableIs503(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// refuseConnections makes database db refuse new connections and ends its
+// sessions; the returned func lets connections in again (also run when
+// the test ends).
+func refuseConnections(t *testing.T, db string) (allow func()) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, pgtest.AdminConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(ctx) }) // after the cleanup below, which uses it
+	set := func(allow bool) {
+		t.Helper()
+		sql := fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS %t", pgx.Identifier{db}.Sanitize(), allow)
+		if _, err := admin.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(false)
+	t.Cleanup(func() { set(true) })
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, db); err != nil {
+		t.Fatal(err)
+	}
+	return func() { set(true) }
 }
 
 // Beyond LETHE_MAX_LONG_POLLS waiting pops, a pop with wait=true answers

@@ -132,12 +132,6 @@ func (s *Service) Stop() {
 	s.buf.close()
 }
 
-// Active reports whether push maintenance is on, as of the last poll.
-func (s *Service) Active(context.Context) bool { return s.push.Load() }
-
-// PopPaused reports whether pop maintenance is on, as of the last poll.
-func (s *Service) PopPaused(context.Context) bool { return s.pop.Load() }
-
 // State is this replica's view of maintenance mode.
 type State struct {
 	Push     bool  // pushes go to the local buffer
@@ -251,7 +245,7 @@ func (s *Service) replayLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		if !s.push.Load() && (s.buf.count() > 0 || s.buf.hasReplaying()) {
-			err := s.Replay(ctx)
+			err := s.replay(ctx)
 			switch {
 			case err == nil:
 				s.healthy.Store(true)

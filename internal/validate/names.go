@@ -45,14 +45,14 @@ func RequiredID(field, v string) error {
 }
 
 func check(field, v string, limit int) error {
-	if p := Problem(v, limit); p != "" {
-		return ProblemError(field, v, p, limit)
+	if p := nameProblem(v, limit); p != "" {
+		return problemError(field, v, p, limit)
 	}
 	return nil
 }
 
-// ProblemError is the error for a problem Problem(v, limit) reported.
-func ProblemError(field, v, problem string, limit int) error {
+// problemError is the error for a problem nameProblem(v, limit) reported.
+func problemError(field, v, problem string, limit int) error {
 	if problem == problemTooLong {
 		return apierr.Field(apierr.Invalid, field, "%s is %d bytes long; the limit is %d", field, len(v), limit)
 	}
@@ -69,10 +69,10 @@ const (
 	problemBlank   = "is blank (only white space)"
 )
 
-// Problem says what is wrong with v as a name of at most max bytes, or ""
+// nameProblem says what is wrong with v as a name of at most max bytes, or ""
 // when nothing is; "" itself is not a problem (absent), so callers decide
 // whether a name is required.
-func Problem(v string, max int) string {
+func nameProblem(v string, max int) string {
 	if v == "" {
 		return ""
 	}

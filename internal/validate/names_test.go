@@ -39,8 +39,8 @@ func TestProblem(t *testing.T) {
 		{"ideographic space", "\u3000", problemBlank},
 		{"no-break space", "\u00a0\u00a0", problemBlank},
 	} {
-		if got := Problem(c.v, NameMaxBytes); got != c.want {
-			t.Errorf("%s: Problem(%q) = %q, want %q", c.name, c.v, got, c.want)
+		if got := nameProblem(c.v, NameMaxBytes); got != c.want {
+			t.Errorf("%s: nameProblem(%q) = %q, want %q", c.name, c.v, got, c.want)
 		}
 	}
 }

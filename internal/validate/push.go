@@ -48,8 +48,8 @@ func pushItem(i int, it *api.PushItem, lim PushLimits, payloadsChecked bool) err
 		{"traceId", it.TraceID, IDMaxBytes},
 	}
 	for _, n := range names {
-		if p := Problem(n.v, n.limit); p != "" {
-			return ProblemError(field(n.name), n.v, p, n.limit)
+		if p := nameProblem(n.v, n.limit); p != "" {
+			return problemError(field(n.name), n.v, p, n.limit)
 		}
 	}
 	if len(it.Payload) > lim.MaxPayloadBytes {
