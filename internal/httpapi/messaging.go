@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -43,7 +44,8 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) error {
 
 // decodePath is the field a pushdec error names.
 func decodePath(err error) string {
-	if e, ok := err.(*pushdec.Error); ok {
+	var e *pushdec.Error
+	if errors.As(err, &e) {
 		return e.Path
 	}
 	return ""
