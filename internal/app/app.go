@@ -15,13 +15,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lethe-mq/lethe/internal/auth"
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/config"
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/httpapi"
-	"github.com/lethe-mq/lethe/internal/maintenance"
 	"github.com/lethe-mq/lethe/internal/metrics"
 	"github.com/lethe-mq/lethe/internal/pgembed"
+	"github.com/lethe-mq/lethe/internal/pushbuffer"
 	"github.com/lethe-mq/lethe/internal/retention"
 	"github.com/lethe-mq/lethe/internal/schema"
 )
@@ -108,9 +109,8 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	}
 	prom := metrics.New(metrics.Config{Pool: a.Pool, Logger: log})
 	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, Hooks: prom.Hooks()})
-	auth := httpapi.Auth{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken}
-	maint, err := maintenance.New(maintenance.Config{Engine: a.Engine, Dir: filepath.Join(cfg.DataDir, "buffer"),
-		Auth: auth, Logger: log, Clock: a.Clock, MaxPayloadBytes: cfg.MaxPayloadBytes})
+	maint, err := pushbuffer.New(pushbuffer.Config{Engine: a.Engine, Dir: filepath.Join(cfg.DataDir, "buffer"),
+		Logger: log, Clock: a.Clock, MaxPayloadBytes: cfg.MaxPayloadBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -132,12 +132,16 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 		a.services = append(a.services, a.Retention)
 	}
 	a.Server = httpapi.New(httpapi.Config{
-		Engine:      a.Engine,
-		Logger:      log,
-		Auth:        auth,
-		Maintenance: maint,
-		Extra:       []func(*http.ServeMux){prom.Routes, maint.Routes, a.Retention.Routes},
+		Engine:       a.Engine,
+		Logger:       log,
+		Auth:         auth.Tokens{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken},
+		Maintenance:  maint,
+		Retention:    a.Retention,
+		Metrics:      prom.Handler(),
+		Observe:      prom.Observe,
+		MaxLongPolls: cfg.MaxLongPolls,
 	})
+	prom.WatchLongPolls(a.Server.LongPolls)
 	for _, s := range a.services {
 		if err := s.Start(ctx); err != nil {
 			return nil, err
@@ -154,8 +158,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	// once instead of holding shutdown for their whole timeout.
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
 	a.cancelRequests = cancelRequests
-	a.http = &http.Server{Handler: prom.Middleware(a.Server.Handler()), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return reqCtx }}
+	a.http = a.Server.HTTPServer(func(net.Listener) context.Context { return reqCtx })
 	go func() {
 		if err := a.http.Serve(a.Listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("HTTP server stopped", "error", err)

@@ -24,6 +24,7 @@ type Server struct {
 	MaxPayloadBytes int    // MAX_PAYLOAD_BYTES
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
+	MaxLongPolls    int    // LETHE_MAX_LONG_POLLS: pops with wait=true in progress at once (1000)
 
 	Retention Retention
 
@@ -61,6 +62,7 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 		MaxPayloadBytes: int(r.whole(varMaxPayload)),
 		AuthToken:       r.text(varAuthToken),
 		OperatorToken:   r.text(varOperator),
+		MaxLongPolls:    int(r.whole(varMaxLongPolls)),
 		Retention: Retention{
 			Enabled:              r.flag(varRetentionEnabled),
 			Interval:             time.Duration(r.whole(varInterval)) * time.Millisecond,

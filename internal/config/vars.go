@@ -45,24 +45,25 @@ var migrationLock int64 = 737000
 
 // The variables, in the README's order.
 var (
-	varPort        = spec{name: "PORT", kind: whole, def: "6632", min: 0, max: 65535, meaning: "HTTP port of the API (0: any free port)"}
-	varHost        = spec{name: "HOST", kind: text, def: "0.0.0.0", meaning: "address the HTTP API listens on"}
-	varDatabaseURL = spec{name: "DATABASE_URL", kind: text, meaning: "PostgreSQL to use; without it (and without `PG_HOST`) lethe starts an embedded one"}
-	varPGHost      = spec{name: "PG_HOST", kind: text, meaning: "Queen's way to name the database: when set (and `DATABASE_URL` is not), lethe connects to `PG_HOST` with the four below"}
-	varPGPort      = spec{name: "PG_PORT", kind: whole, def: "5432", min: 1, max: 65535, meaning: "with `PG_HOST`"}
-	varPGUser      = spec{name: "PG_USER", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
-	varPGPassword  = spec{name: "PG_PASSWORD", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
-	varPGDB        = spec{name: "PG_DB", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
-	varDataDir     = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer"}
-	varPoolSize    = spec{name: "DB_POOL_SIZE", kind: whole, def: "40", min: 4, max: 1000, unit: "connections", meaning: "request connections per replica (the retention loop has one more of its own)"}
-	varLogLevel    = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
-	varMaxPayload  = spec{name: "MAX_PAYLOAD_BYTES", kind: whole, def: "4194304", min: 1024, max: 256 << 20, unit: "bytes", meaning: "largest message payload; larger pushes answer 413"}
-	varAuthToken   = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "when set, every API call needs `Authorization: Bearer <token>`"}
-	varOperator    = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the credential destructive operations need when auth is on"}
-	varPprof       = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
-	varGOGC        = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
-	varURL         = spec{name: "LETHE_URL", kind: text, def: "http://localhost:6632", readBy: "client commands", meaning: "the server the client commands (`push`, `pop`, `status`, ...) talk to; `--server` wins"}
-	varToken       = spec{name: "LETHE_TOKEN", kind: text, readBy: "client commands", meaning: "the bearer token the client commands send; `--token` wins"}
+	varPort         = spec{name: "PORT", kind: whole, def: "6632", min: 0, max: 65535, meaning: "HTTP port of the API (0: any free port)"}
+	varHost         = spec{name: "HOST", kind: text, def: "0.0.0.0", meaning: "address the HTTP API listens on"}
+	varDatabaseURL  = spec{name: "DATABASE_URL", kind: text, meaning: "PostgreSQL to use; without it (and without `PG_HOST`) lethe starts an embedded one"}
+	varPGHost       = spec{name: "PG_HOST", kind: text, meaning: "Queen's way to name the database: when set (and `DATABASE_URL` is not), lethe connects to `PG_HOST` with the four below"}
+	varPGPort       = spec{name: "PG_PORT", kind: whole, def: "5432", min: 1, max: 65535, meaning: "with `PG_HOST`"}
+	varPGUser       = spec{name: "PG_USER", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
+	varPGPassword   = spec{name: "PG_PASSWORD", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
+	varPGDB         = spec{name: "PG_DB", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
+	varDataDir      = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer"}
+	varPoolSize     = spec{name: "DB_POOL_SIZE", kind: whole, def: "40", min: 4, max: 1000, unit: "connections", meaning: "request connections per replica (the retention loop has one more of its own)"}
+	varLogLevel     = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
+	varMaxPayload   = spec{name: "MAX_PAYLOAD_BYTES", kind: whole, def: "4194304", min: 1024, max: 256 << 20, unit: "bytes", meaning: "largest message payload; larger pushes answer 413"}
+	varAuthToken    = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "when set, every API call needs `Authorization: Bearer <token>`"}
+	varOperator     = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the credential everything that deletes or skips data needs when auth is on (see [docs/api.md](docs/api.md#roles))"}
+	varMaxLongPolls = spec{name: "LETHE_MAX_LONG_POLLS", kind: whole, def: "1000", min: 1, max: 1_000_000, unit: "requests", meaning: "pops with `wait=true` waiting at once on one replica; beyond it such a pop answers 503 with `Retry-After`"}
+	varPprof        = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
+	varGOGC         = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
+	varURL          = spec{name: "LETHE_URL", kind: text, def: "http://localhost:6632", readBy: "client commands", meaning: "the server the client commands (`push`, `pop`, `status`, ...) talk to; `--server` wins"}
+	varToken        = spec{name: "LETHE_TOKEN", kind: text, readBy: "client commands", meaning: "the bearer token the client commands send; `--token` wins"}
 
 	varRetentionEnabled = spec{name: "RETENTION_ENABLED", kind: flag, def: "true", meaning: "run the retention loop on this replica (status and analytics are served either way)"}
 	varInterval         = spec{name: "RETENTION_INTERVAL", kind: whole, def: "5000", min: 10, max: 86_400_000, unit: "ms", meaning: "time between retention cycles"}
@@ -80,7 +81,7 @@ var (
 // specs lists every variable in the README's order.
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
-	varDataDir, varPoolSize, varLogLevel, varMaxPayload, varAuthToken, varOperator,
+	varDataDir, varPoolSize, varLogLevel, varMaxPayload, varAuthToken, varOperator, varMaxLongPolls,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
 	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen, varParallelism,
 	varPprof, varGOGC, varURL, varToken,

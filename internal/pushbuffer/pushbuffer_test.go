@@ -1,4 +1,4 @@
-package maintenance_test
+package pushbuffer_test
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/config"
-	"github.com/lethe-mq/lethe/internal/maintenance"
 	"github.com/lethe-mq/lethe/internal/pgtest"
 )
 
@@ -95,7 +94,7 @@ func TestPopMaintenanceAnswersEmpty(t *testing.T) {
 	s := start(t, t.TempDir(), "")
 	push(t, s.URL, api.PushItem{Queue: "pq", Payload: json.RawMessage(`1`)})
 
-	var st maintenance.PopStatus
+	var st api.PopMaintenance
 	call(t, "POST", s.URL+"/api/v1/system/maintenance/pop", `{"enabled": true}`, http.StatusOK, &st)
 	if !st.Enabled || !st.PopMaintenanceMode {
 		t.Fatalf("POST pop maintenance answered %+v", st)
@@ -172,7 +171,7 @@ func TestReplicasShareTheMaintenanceState(t *testing.T) {
 		t.Fatalf("pop through A after the replay gave %v, want [%s]", got, res[0].TransactionID)
 	}
 
-	var st maintenance.PopStatus
+	var st api.PopMaintenance
 	call(t, "POST", b.URL+"/api/v1/system/maintenance/pop", `{"enabled": true}`, http.StatusOK, &st)
 	call(t, "GET", a.URL+"/api/v1/system/maintenance/pop", nil, http.StatusOK, &st)
 	if !st.Enabled {

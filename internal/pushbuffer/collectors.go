@@ -1,4 +1,4 @@
-package maintenance
+package pushbuffer
 
 import "github.com/prometheus/client_golang/prometheus"
 

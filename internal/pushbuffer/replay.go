@@ -1,4 +1,4 @@
-package maintenance
+package pushbuffer
 
 import (
 	"bufio"
@@ -29,12 +29,12 @@ type entry struct {
 	ok   bool
 }
 
-// Replay pushes this replica's buffered messages through the engine, oldest
+// replay pushes this replica's buffered messages through the engine, oldest
 // first, and removes them once pushed. It stops early, keeping the rest,
 // when push maintenance comes back on. Running it again after a crash is
 // safe: every line carries a transaction id, so a message already stored
 // answers duplicate and is not stored twice.
-func (s *Service) Replay(ctx context.Context) error {
+func (s *Service) replay(ctx context.Context) error {
 	s.replayMu.Lock()
 	defer s.replayMu.Unlock()
 	var st replayStats

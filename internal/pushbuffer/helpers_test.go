@@ -1,4 +1,4 @@
-package maintenance_test
+package pushbuffer_test
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/config"
-	"github.com/lethe-mq/lethe/internal/maintenance"
 	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
@@ -76,9 +75,9 @@ func call(t *testing.T, method, url string, body any, wantStatus int, out any) {
 	}
 }
 
-func setPush(t *testing.T, url string, on bool) maintenance.PushStatus {
+func setPush(t *testing.T, url string, on bool) api.PushMaintenance {
 	t.Helper()
-	var st maintenance.PushStatus
+	var st api.PushMaintenance
 	call(t, "POST", url+"/api/v1/system/maintenance", map[string]bool{"enabled": on}, http.StatusOK, &st)
 	if st.Enabled != on || st.MaintenanceMode != on {
 		t.Fatalf("POST maintenance enabled=%v answered %+v", on, st)
@@ -86,9 +85,9 @@ func setPush(t *testing.T, url string, on bool) maintenance.PushStatus {
 	return st
 }
 
-func pushStatus(t *testing.T, url string) maintenance.PushStatus {
+func pushStatus(t *testing.T, url string) api.PushMaintenance {
 	t.Helper()
-	var st maintenance.PushStatus
+	var st api.PushMaintenance
 	call(t, "GET", url+"/api/v1/system/maintenance", nil, http.StatusOK, &st)
 	return st
 }

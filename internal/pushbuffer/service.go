@@ -5,7 +5,7 @@
 // transaction-id deduplication. With pop maintenance on, pops answer empty.
 // The switches live in lethe.settings so every replica sees them; each
 // replica polls them about once a second and never queries per request.
-package maintenance
+package pushbuffer
 
 import (
 	"cmp"
@@ -21,7 +21,6 @@ import (
 
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/engine"
-	"github.com/lethe-mq/lethe/internal/httpapi"
 )
 
 // Defaults for Config.
@@ -36,7 +35,6 @@ type Config struct {
 	Engine *engine.Engine
 	// Dir holds the buffer files: LETHE_DATA_DIR/buffer.
 	Dir    string
-	Auth   httpapi.Auth
 	Logger *slog.Logger
 	Clock  clock.Clock
 	// MaxPayloadBytes is the engine's limit, checked before buffering so a
@@ -51,8 +49,7 @@ type Config struct {
 	ReplayBatch int
 }
 
-// Service holds one replica's view of the switches and its buffer. It
-// implements httpapi.PushBuffer.
+// Service holds one replica's view of the switches and its buffer.
 type Service struct {
 	cfg   Config
 	eng   *engine.Engine
@@ -79,13 +76,11 @@ type Service struct {
 	wg   sync.WaitGroup
 }
 
-var _ httpapi.PushBuffer = (*Service)(nil)
-
 // New opens the buffer directory (creating nothing yet) and counts what a
 // previous run left there.
 func New(cfg Config) (*Service, error) {
 	if cfg.Engine == nil || cfg.Dir == "" {
-		return nil, errors.New("maintenance: Engine and Dir are required")
+		return nil, errors.New("pushbuffer: Engine and Dir are required")
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
@@ -137,14 +132,18 @@ func (s *Service) Stop() {
 	s.buf.close()
 }
 
-// Active reports whether push maintenance is on, as of the last poll.
-func (s *Service) Active(context.Context) bool { return s.push.Load() }
+// State is this replica's view of maintenance mode.
+type State struct {
+	Push     bool  // pushes go to the local buffer
+	Pop      bool  // pops answer empty
+	Buffered int64 // messages in this replica's buffer, not yet replayed
+	Healthy  bool  // false after a failed append or replay
+}
 
-// PopPaused reports whether pop maintenance is on, as of the last poll.
-func (s *Service) PopPaused(context.Context) bool { return s.pop.Load() }
-
-// Buffered is the number of messages waiting in this replica's buffer.
-func (s *Service) Buffered() int64 { return s.buf.count() }
+// State reports the switches as of the last poll or change, and the buffer.
+func (s *Service) State() State {
+	return State{Push: s.push.Load(), Pop: s.pop.Load(), Buffered: s.buf.count(), Healthy: s.healthy.Load()}
+}
 
 // Refresh reads the switches from the database now.
 func (s *Service) Refresh(ctx context.Context) error {
@@ -246,7 +245,7 @@ func (s *Service) replayLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		if !s.push.Load() && (s.buf.count() > 0 || s.buf.hasReplaying()) {
-			err := s.Replay(ctx)
+			err := s.replay(ctx)
 			switch {
 			case err == nil:
 				s.healthy.Store(true)
