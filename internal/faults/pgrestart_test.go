@@ -35,7 +35,7 @@ func pgrTestRestartUnderLoad(t *testing.T, bin string) {
 	procConfigure(t, a, "restarted", `{"leaseTime":2,"retryLimit":1000,"retryDelay":0}`)
 	load := &procLoad{api: a, ledger: r.ledger, queue: "restarted", group: "readers",
 		partitions: []string{"p0", "p1", "p2"}, batchSizes: []int{1, 20, 5, 80}}
-	load.start(3, 2)
+	load.start(t, 3, 2)
 	stopHealth := pgrPollHealth(a)
 	_ = r.steady("steady") &&
 		r.crash("restart", cluster.restartImmediate) &&

@@ -33,13 +33,13 @@ func procTestLetheKilled(t *testing.T, bin string) {
 	ledger := procNewLedger()
 	load := &procLoad{api: a, ledger: ledger, queue: "killed", group: "readers",
 		partitions: []string{"p0", "p1", "p2", "p3"}, batchSizes: []int{1, 10, 3, 50, 7, 120}}
-	load.start(4, 2)
+	load.start(t, 4, 2)
 
 	jitter := []time.Duration{0, 37, 150, 5, 260, 90, 0, 210, 60, 120} // ms, so kills land at different points of a push
 	for k := range procKills {
 		base := ledger.ackedCount()
 		if !procWaitFor(procLifeTimeout, func() bool { return ledger.ackedCount() >= base+procPushesPerLife }) {
-			load.stop()
+			load.abort()
 			t.Fatalf("kill %d: lethe (start %d) acknowledged %d pushes in %v, want %d", k+1, lethe.starts,
 				ledger.ackedCount()-base, procLifeTimeout, procPushesPerLife)
 		}

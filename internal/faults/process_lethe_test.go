@@ -84,16 +84,35 @@ func (l *procLethe) URL() string { return l.base.Load().(string) }
 // PID is the current process id.
 func (l *procLethe) PID() int { return l.cmd.Process.Pid }
 
+// procStartAttempts bounds starts that fail because another process took
+// the free port procFreePort found before lethe could bind it.
+const procStartAttempts = 3
+
 // start launches lethe on a free port and waits until /health answers 200.
 func (l *procLethe) start() {
 	l.t.Helper()
+	for attempt := 1; ; attempt++ {
+		offset := procFileSize(l.logPath)
+		err := l.launch()
+		if err == nil {
+			return
+		}
+		portTaken := strings.Contains(procReadFrom(l.logPath, offset), "address already in use")
+		if !portTaken || attempt == procStartAttempts {
+			l.t.Fatalf("lethe start %d: %v\n%s", l.starts, err, procTail(l.logPath, 15))
+		}
+	}
+}
+
+// launch starts one process on a free port and waits until it is healthy.
+func (l *procLethe) launch() error {
 	port, err := procFreePort()
 	if err != nil {
-		l.t.Fatalf("pick a port for lethe: %v", err)
+		return fmt.Errorf("pick a port for lethe: %w", err)
 	}
 	logFile, err := os.OpenFile(l.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
-		l.t.Fatal(err)
+		return err
 	}
 	defer logFile.Close() // the child holds its own descriptor
 	l.starts++
@@ -104,14 +123,12 @@ func (l *procLethe) start() {
 	// Should the test binary die, lethe must not outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		l.t.Fatalf("start lethe: %v", err)
+		return fmt.Errorf("start lethe: %w", err)
 	}
 	l.cmd, l.exited = cmd, make(chan struct{})
 	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(l.exited)
 	l.base.Store("http://127.0.0.1:" + strconv.Itoa(port))
-	if err := l.waitHealthy(procStartTimeout); err != nil {
-		l.t.Fatalf("lethe start %d: %v\n%s", l.starts, err, procTail(l.logPath, 30))
-	}
+	return l.waitHealthy(procStartTimeout)
 }
 
 // waitHealthy polls /health until it answers 200, the process exits, or
@@ -189,6 +206,24 @@ func procFreePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// procFileSize is the size of path, 0 if it does not exist.
+func procFileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// procReadFrom returns the file's content from offset on.
+func procReadFrom(path string, offset int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil || offset > int64(len(b)) {
+		return ""
+	}
+	return string(b[offset:])
 }
 
 // procTail returns the last n lines of a file, each cut to 300 bytes, for

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/lethe-mq/lethe/api"
@@ -27,6 +28,9 @@ type procLoad struct {
 
 	stopProducers chan struct{}
 	stopConsumers chan struct{}
+	aborted       chan struct{} // closed by abort: give up at once
+	stopOnce      sync.Once
+	abortOnce     sync.Once
 	producers     sync.WaitGroup
 	consumers     sync.WaitGroup
 
@@ -34,9 +38,12 @@ type procLoad struct {
 	problems []string // 4xx answers and malformed 201s: never expected here
 }
 
-// start runs the given numbers of producers and consumers.
-func (ld *procLoad) start(producers, consumers int) {
-	ld.stopProducers, ld.stopConsumers = make(chan struct{}), make(chan struct{})
+// start runs the given numbers of producers and consumers until stop, or
+// abort (which the test's cleanup calls, so a failed test leaves no
+// goroutine retrying against a dead process).
+func (ld *procLoad) start(t *testing.T, producers, consumers int) {
+	ld.stopProducers, ld.stopConsumers, ld.aborted = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	t.Cleanup(ld.abort)
 	for i := range producers {
 		ld.producers.Add(1)
 		go func() { defer ld.producers.Done(); ld.produce(i) }()
@@ -50,10 +57,21 @@ func (ld *procLoad) start(producers, consumers int) {
 // stop lets each producer finish the batch it is pushing (retrying until
 // acknowledged or its deadline passes), then stops the consumers.
 func (ld *procLoad) stop() {
-	close(ld.stopProducers)
-	ld.producers.Wait()
-	close(ld.stopConsumers)
-	ld.consumers.Wait()
+	ld.stopOnce.Do(func() {
+		close(ld.stopProducers)
+		ld.producers.Wait()
+		close(ld.stopConsumers)
+		ld.consumers.Wait()
+	})
+}
+
+// abort makes producers give up the batch they are retrying, then stops.
+func (ld *procLoad) abort() {
+	if ld.aborted == nil {
+		return // never started
+	}
+	ld.abortOnce.Do(func() { close(ld.aborted) })
+	ld.stop()
 }
 
 // produce pushes batches of the producer's sequence until stopped. Each
@@ -92,7 +110,7 @@ func (ld *procLoad) pushUntilAcked(batch []procPayload) bool {
 		items[i] = api.PushItem{Queue: ld.queue, Partition: p.Partition, Payload: payload, TransactionID: p.txnID()}
 	}
 	deadline := time.Now().Add(procPushGiveUp)
-	for time.Now().Before(deadline) {
+	for time.Now().Before(deadline) && !ld.isAborted() {
 		results, rep := ld.api.push(items)
 		switch {
 		case rep.err == nil && rep.status == http.StatusCreated:
@@ -110,6 +128,15 @@ func (ld *procLoad) pushUntilAcked(batch []procPayload) bool {
 	}
 	ld.problem("push of %d items (first %s) not acknowledged within %v", len(batch), batch[0].txnID(), procPushGiveUp)
 	return false
+}
+
+func (ld *procLoad) isAborted() bool {
+	select {
+	case <-ld.aborted:
+		return true
+	default:
+		return false
+	}
 }
 
 // procCheckPushResults checks a 201: one result per item, in order, each
