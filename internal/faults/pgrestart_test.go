@@ -31,6 +31,9 @@ func pgrTestRestartUnderLoad(t *testing.T, bin string) {
 	r := &pgrRun{t: t, lethe: procNewLethe(t, bin, cluster.ConnString("postgres")),
 		tally: procNewTally("before"), ledger: procNewLedger()}
 	pid := r.lethe.PID()
+	// What a database error must not tell a client: the server's socket
+	// folder, user and SQL state.
+	r.tally.forbid(cluster.Dir(), "user=", "SQLSTATE")
 	a := procNewAPI(r.lethe.URL, r.tally)
 	procConfigure(t, a, "restarted", `{"leaseTime":2,"retryLimit":1000,"retryDelay":0}`)
 	load := &procLoad{api: a, ledger: r.ledger, queue: "restarted", group: "readers",
@@ -68,7 +71,10 @@ func pgrTestRestartUnderLoad(t *testing.T, bin string) {
 	}
 	procCheckFigures(t, f)
 	for _, bad := range r.tally.unexpected(func(route, outcome string) bool { return procSuccess(outcome) || outcome == "503" }) {
-		t.Errorf("answer other than a success or 503 (503 is the promise while the database is unreachable): %s", bad)
+		t.Errorf("answer other than a success or 503 (503 with Retry-After is the promise while the database is unreachable): %s", bad)
+	}
+	for _, body := range r.tally.errorBodies() {
+		t.Errorf("error body is not {\"error\": ...} or tells the client about the database: %s", body)
 	}
 }
 

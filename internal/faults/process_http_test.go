@@ -38,10 +38,11 @@ func procNewAPI(base func() string, tally *procTally) *procAPI {
 
 // procReply is one request's outcome: a status and body, or a transport error.
 type procReply struct {
-	status int
-	body   []byte
-	err    error
-	took   time.Duration
+	status     int
+	body       []byte
+	retryAfter string // the Retry-After header
+	err        error
+	took       time.Duration
 }
 
 // do sends one request and tallies its outcome under route.
@@ -61,7 +62,7 @@ func (a *procAPI) do(route, method, path string, body any) procReply {
 		req.Header.Set("Content-Type", "application/json")
 		var resp *http.Response
 		if resp, err = a.http.Do(req); err == nil {
-			rep.status = resp.StatusCode
+			rep.status, rep.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 			rep.body, err = io.ReadAll(resp.Body)
 			resp.Body.Close()
 		}
@@ -154,6 +155,9 @@ type procTally struct {
 	counts  map[string]int // "phase route outcome"
 	slowest map[string]time.Duration
 	samples map[string]string // first body or error seen per key, for reports
+
+	forbidden []string // text an error body must not carry (set before use)
+	badBodies []string // error bodies that are not {"error": "..."} or carry forbidden text
 }
 
 func procNewTally(phase string) *procTally {
@@ -165,11 +169,22 @@ func procNewTally(phase string) *procTally {
 // setPhase labels the requests that start from now on.
 func (t *procTally) setPhase(p string) { t.phase.Store(p) }
 
+// forbid makes error bodies containing any of texts count as bad bodies.
+func (t *procTally) forbid(texts ...string) { t.forbidden = texts }
+
 func (t *procTally) add(route string, r procReply) {
 	phase := t.phase.Load().(string)
-	key := phase + " " + route + " " + r.outcome()
+	outcome := r.outcome()
+	// A client can only back off politely if a 503 says when to retry.
+	if outcome == "503" && route != "health" && r.retryAfter == "" {
+		outcome = "503-without-Retry-After"
+	}
+	key := phase + " " + route + " " + outcome
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if r.err == nil && r.status >= 400 && route != "health" {
+		t.checkErrorBody(route, r.body)
+	}
 	t.counts[key]++
 	t.slowest[phase] = max(t.slowest[phase], r.took)
 	if _, ok := t.samples[key]; !ok {
@@ -182,6 +197,26 @@ func (t *procTally) add(route string, r procReply) {
 		}
 		t.samples[key] = sample
 	}
+}
+
+// checkErrorBody records body if it is not a JSON error a person can read
+// or if it carries forbidden text (SQL, a DSN, a host, a user name).
+func (t *procTally) checkErrorBody(route string, body []byte) {
+	var e api.Error
+	bad := json.Unmarshal(body, &e) != nil || e.Error == ""
+	for _, f := range t.forbidden {
+		bad = bad || strings.Contains(string(body), f)
+	}
+	if bad && len(t.badBodies) < 10 {
+		t.badBodies = append(t.badBodies, fmt.Sprintf("%s: %.300s", route, body))
+	}
+}
+
+// errorBodies returns the bad error bodies seen (at most ten).
+func (t *procTally) errorBodies() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.badBodies...)
 }
 
 // report lists the counts, one "phase route outcome: n" per line.
