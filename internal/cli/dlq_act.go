@@ -124,10 +124,11 @@ func validateDeadLetterIDs(ids []string) error {
 }
 
 func (o *dlqActOptions) Run(ctx context.Context, w io.Writer) error {
-	c, err := o.newClient()
+	newClient := o.newClient
 	if o.action.operator {
-		c, err = o.newOperatorClient()
+		newClient = o.newOperatorClient
 	}
+	c, err := newClient()
 	if err != nil {
 		return err
 	}
