@@ -11,6 +11,7 @@ import (
 
 	"github.com/lethe-mq/lethe/internal/app"
 	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/logging"
 )
 
 type serveOptions struct {
@@ -64,7 +65,10 @@ LETHE_DATA_DIR (./lethe-data) and stops it on exit.`,
 func (o *serveOptions) Validate() error { return o.cfg.Validate() }
 
 func (o *serveOptions) Run(ctx context.Context) error {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: parseLevel(o.cfg.LogLevel)}))
+	log, err := logging.New(os.Stderr, logging.Options{Level: o.cfg.LogLevel, Format: o.cfg.LogFormat})
+	if err != nil {
+		return err
+	}
 	tuneGC(log)
 	startPprof(log)
 	a, err := app.Start(ctx, o.cfg, log, app.Options{})
@@ -75,14 +79,6 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	log.Info("shutting down")
 	a.Stop(context.Background())
 	return nil
-}
-
-func parseLevel(s string) slog.Level {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return slog.LevelInfo
-	}
-	return l
 }
 
 // tuneGC trades memory for CPU: a broker's heap is mostly short-lived

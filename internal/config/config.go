@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -21,6 +22,7 @@ type Server struct {
 	DataDir         string // LETHE_DATA_DIR: the embedded cluster and the maintenance buffer
 	PoolSize        int    // DB_POOL_SIZE
 	LogLevel        string // LOG_LEVEL
+	LogFormat       string // LOG_FORMAT
 	MaxPayloadBytes int    // MAX_PAYLOAD_BYTES
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
@@ -59,6 +61,7 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 		DataDir:         r.text(varDataDir),
 		PoolSize:        int(r.whole(varPoolSize)),
 		LogLevel:        r.text(varLogLevel),
+		LogFormat:       r.text(varLogFormat),
 		MaxPayloadBytes: int(r.whole(varMaxPayload)),
 		AuthToken:       r.text(varAuthToken),
 		OperatorToken:   r.text(varOperator),
@@ -117,12 +120,15 @@ func (c Server) Validate() error {
 	if !varMaxBusy.decimalOK(r.MaxBusy) {
 		return fmt.Errorf("configuration: %s", varMaxBusy.complaint(fmt.Sprint(r.MaxBusy)))
 	}
-	for _, l := range varLogLevel.choices {
-		if c.LogLevel == l {
-			return nil
+	for _, v := range []struct {
+		spec  spec
+		value string
+	}{{varLogLevel, c.LogLevel}, {varLogFormat, c.LogFormat}} {
+		if !slices.Contains(v.spec.choices, v.value) {
+			return fmt.Errorf("configuration: %s", v.spec.complaint(v.value))
 		}
 	}
-	return fmt.Errorf("configuration: %s", varLogLevel.complaint(c.LogLevel))
+	return nil
 }
 
 // Queen's PG_* variables, with Queen's defaults.

@@ -56,6 +56,7 @@ var (
 	varDataDir      = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer"}
 	varPoolSize     = spec{name: "DB_POOL_SIZE", kind: whole, def: "40", min: 4, max: 1000, unit: "connections", meaning: "request connections per replica (the retention loop has one more of its own)"}
 	varLogLevel     = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
+	varLogFormat    = spec{name: "LOG_FORMAT", kind: text, def: "text", choices: []string{"text", "json"}, meaning: "`json` writes one JSON object per log line (structured fields) for log collectors"}
 	varMaxPayload   = spec{name: "MAX_PAYLOAD_BYTES", kind: whole, def: "4194304", min: 1024, max: 256 << 20, unit: "bytes", meaning: "largest message payload; larger pushes answer 413"}
 	varAuthToken    = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "when set, every API call needs `Authorization: Bearer <token>`"}
 	varOperator     = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the credential everything that deletes or skips data needs when auth is on (see [docs/api.md](docs/api.md#roles))"}
@@ -63,6 +64,7 @@ var (
 	varPprof        = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
 	varGOGC         = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
 	varURL          = spec{name: "LETHE_URL", kind: text, def: "http://localhost:6632", readBy: "client commands", meaning: "the server the client commands (`push`, `pop`, `status`, ...) talk to; `--server` wins"}
+	varContext      = spec{name: "LETHE_CONTEXT", kind: text, readBy: "client commands", meaning: "the context of the CLI's config file (`~/.config/lethe/config.yaml`) to use; `--context` wins"}
 	varToken        = spec{name: "LETHE_TOKEN", kind: text, readBy: "client commands", meaning: "the bearer token the client commands send; `--token` wins"}
 
 	varRetentionEnabled = spec{name: "RETENTION_ENABLED", kind: flag, def: "true", meaning: "run the retention loop on this replica (status and analytics are served either way)"}
@@ -81,10 +83,10 @@ var (
 // specs lists every variable in the README's order.
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
-	varDataDir, varPoolSize, varLogLevel, varMaxPayload, varAuthToken, varOperator, varMaxLongPolls,
+	varDataDir, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varAuthToken, varOperator, varMaxLongPolls,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
 	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen, varParallelism,
-	varPprof, varGOGC, varURL, varToken,
+	varPprof, varGOGC, varURL, varToken, varContext,
 }
 
 // Variable is one environment variable as the README documents it.

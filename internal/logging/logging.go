@@ -1,5 +1,5 @@
 // Package logging builds the server's slog.Logger from LOG_LEVEL and
-// LOG_FORMAT, so every replica logs the same way: text for people by
+// LOG_FORMAT (read by internal/config), so every replica logs the same way: text for people by
 // default, one JSON object per line for log collectors.
 package logging
 
@@ -22,11 +22,6 @@ const (
 type Options struct {
 	Level  string // debug, info, warn or error (LOG_LEVEL)
 	Format string // text or json (LOG_FORMAT)
-}
-
-// FromEnv reads LOG_LEVEL and LOG_FORMAT through getenv (os.Getenv).
-func FromEnv(getenv func(string) string) Options {
-	return Options{Level: getenv("LOG_LEVEL"), Format: getenv("LOG_FORMAT")}
 }
 
 // New returns a logger writing to w, or an error of one line naming the

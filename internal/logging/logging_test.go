@@ -10,7 +10,7 @@ import (
 func TestJSONCarriesFieldsAsKeys(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	log, err := New(&buf, FromEnv(env{"LOG_FORMAT": "json", "LOG_LEVEL": "debug"}.get))
+	log, err := New(&buf, Options{Format: "json", Level: "debug"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,3 @@ func TestBadValuesAreRefusedInOneLine(t *testing.T) {
 		}
 	}
 }
-
-type env map[string]string
-
-func (e env) get(k string) string { return e[k] }
