@@ -36,24 +36,12 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startCluster starts a cluster and makes sure the test stops it.
+// startCluster starts a throwaway cluster (no flushing to disk, see
+// Config.Throwaway) and makes sure the test stops it.
 func startCluster(t testing.TB, cfg Config) *Cluster {
 	t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = testLogger(t)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(context.Background()); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	return c
+	cfg.Throwaway = true
+	return startDurableCluster(t, cfg)
 }
 
 func connect(t testing.TB, connString string) *pgx.Conn {
@@ -86,4 +74,25 @@ func connect1(connString string) (struct{}, error) {
 		return struct{}{}, err
 	}
 	return struct{}{}, conn.Close(ctx)
+}
+
+// startDurableCluster starts a cluster with the production defaults
+// (flushing to disk), for the tests that check them.
+func startDurableCluster(t testing.TB, cfg Config) *Cluster {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(context.Background()); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return c
 }
