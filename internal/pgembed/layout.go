@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,10 +74,54 @@ func prepareRoot(ctx context.Context, r *runner, dataDir string) (string, error)
 		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 			return "", fmt.Errorf("pgembed: data folder %s exists but is not a folder", abs)
 		}
+		if err := letServerIn(ctx, r, abs); err != nil {
+			return "", err
+		}
 	default:
 		return "", fmt.Errorf("pgembed: create data folder: %w", err)
 	}
 	return abs, nil
+}
+
+// letServerIn lets the server's OS user enter an existing data folder of
+// root's that is lethe's to manage (empty, or holding lethe's files), by
+// giving it the postgres group with search permission. Any other folder
+// is left as it is, and refused later with what to do.
+func letServerIn(ctx context.Context, r *runner, dir string) error {
+	if r.cred == nil || r.can(ctx, "-x", dir) || !lethesFolder(dir) {
+		return nil
+	}
+	if uid, ok := fileOwner(dir); !ok || uid != os.Geteuid() {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("pgembed: %w", err)
+	}
+	if err := os.Chown(dir, -1, r.gid); err != nil {
+		return fmt.Errorf("pgembed: %w", err)
+	}
+	if err := os.Chmod(dir, fi.Mode().Perm()|0o010); err != nil {
+		return fmt.Errorf("pgembed: %w", err)
+	}
+	return nil
+}
+
+// lethesFolder reports whether dir is empty or already holds lethe's
+// files.
+func lethesFolder(dir string) bool {
+	for _, name := range []string{lockFileName, "data", "pg.log"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return errors.Is(err, io.EOF)
 }
 
 // planLayout checks that the server's OS user can use root, and prepares

@@ -28,6 +28,10 @@ func TestRootUnreachableDataDirIsRefused(t *testing.T) {
 	if err := os.Mkdir(private, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// Not lethe's: a file of the user's is in it.
+	if err := os.WriteFile(filepath.Join(private, "notes.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for name, dataDir := range map[string]string{
 		"under a private folder": filepath.Join(private, "cluster"),
 		"a private folder":       private,
@@ -46,6 +50,26 @@ func TestRootUnreachableDataDirIsRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(private, "cluster")); !os.IsNotExist(err) {
 		t.Errorf("refused start created %s (err %v)", filepath.Join(private, "cluster"), err)
+	}
+}
+
+// As root, an empty folder of root's given as the data folder (a temp
+// folder, say) is lethe's to manage: the postgres group may enter it.
+func TestRootOpensEmptyDataDirToPostgresGroup(t *testing.T) {
+	requireRoot(t)
+	t.Parallel()
+	dataDir := filepath.Join(reachableDir(t), "empty")
+	if err := os.Mkdir(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c := startCluster(t, Config{DataDir: dataDir})
+	fi, err := os.Stat(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != 0 || int(st.Gid) != c.run.gid || fi.Mode().Perm() != 0o710 {
+		t.Fatalf("data folder: uid %d gid %d mode %04o; want root, the postgres group, 0710", st.Uid, st.Gid, fi.Mode().Perm())
 	}
 }
 
