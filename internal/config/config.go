@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -22,6 +23,11 @@ type Server struct {
 	MaxPayloadBytes int    // MAX_PAYLOAD_BYTES
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
+	// DatabaseWait is how long start-up retries a database it cannot
+	// reach yet (DATABASE_WAIT_SECONDS, 30; 0 = fail at once).
+	DatabaseWait time.Duration
+	PGBinDir     string // LETHE_PG_BINDIR: the embedded PostgreSQL's binaries (else found on the machine)
+	PGListen     string // LETHE_PG_LISTEN: host:port for the embedded PostgreSQL's TCP listener (else Unix socket only)
 
 	Retention Retention
 }
@@ -53,6 +59,9 @@ func FromEnv() (Server, error) {
 		MaxPayloadBytes: e.int("MAX_PAYLOAD_BYTES", 4<<20),
 		AuthToken:       os.Getenv("LETHE_AUTH_TOKEN"),
 		OperatorToken:   os.Getenv("LETHE_OPERATOR_TOKEN"),
+		DatabaseWait:    time.Duration(e.int("DATABASE_WAIT_SECONDS", 30)) * time.Second,
+		PGBinDir:        os.Getenv("LETHE_PG_BINDIR"),
+		PGListen:        os.Getenv("LETHE_PG_LISTEN"),
 		Retention: Retention{
 			Enabled:              e.bool("RETENTION_ENABLED", true),
 			Interval:             time.Duration(e.int("RETENTION_INTERVAL", 5000)) * time.Millisecond,
@@ -87,6 +96,10 @@ func (c Server) Validate() error {
 		return fmt.Errorf("RETENTION_INTERVAL must be at least 10 (ms), got %d", c.Retention.Interval.Milliseconds())
 	case c.Retention.BatchSize < 1 || c.Retention.BatchSize > 100_000:
 		return fmt.Errorf("RETENTION_BATCH_SIZE must be between 1 and 100000, got %d", c.Retention.BatchSize)
+	case c.DatabaseWait < 0 || c.DatabaseWait > time.Hour:
+		return fmt.Errorf("DATABASE_WAIT_SECONDS must be between 0 (fail at once) and 3600, got %d", int(c.DatabaseWait.Seconds()))
+	case c.PGListen != "" && !validListen(c.PGListen):
+		return fmt.Errorf("LETHE_PG_LISTEN must be host:port (for example 127.0.0.1:5433), got %q", c.PGListen)
 	case c.Retention.DLQRetentionDays < 0:
 		return fmt.Errorf("DLQ_RETENTION_DAYS must be 0 (keep) or a number of days, got %d", c.Retention.DLQRetentionDays)
 	}
@@ -96,6 +109,13 @@ func (c Server) Validate() error {
 		return fmt.Errorf("LOG_LEVEL must be debug, info, warn or error, got %q", c.LogLevel)
 	}
 	return nil
+}
+
+// validListen accepts host:port with a port from 1 to 65535.
+func validListen(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	n, perr := strconv.Atoi(port)
+	return err == nil && host != "" && perr == nil && n >= 1 && n <= 65535
 }
 
 // Queen's PG_* variables, with Queen's defaults.
