@@ -70,7 +70,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.log.Info("pgembed: postgres ready", "dir", root, "socket_dir", c.layout.sockDir,
-		"tcp", c.tcpAddr(), "took", time.Since(began).Round(time.Millisecond))
+		"tcp", cmp.Or(c.tcpAddr(), "off"), "took", time.Since(began).Round(time.Millisecond))
 	return c, nil
 }
 
