@@ -48,7 +48,7 @@ func TestNewestVersionedPrefersHighestMajor(t *testing.T) {
 
 func TestErrNoBinariesTellsWhatToDo(t *testing.T) {
 	msg := ErrNoBinaries.Error()
-	for _, want := range []string{"apt-get install postgresql", "DATABASE_URL"} {
+	for _, want := range []string{"apt-get install postgresql", EnvBinDir, "DATABASE_URL"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q does not mention %q", msg, want)
 		}
