@@ -107,8 +107,10 @@ func TestSettingsOverrideDefaults(t *testing.T) {
 
 func TestStartFailureIncludesServerLog(t *testing.T) {
 	t.Parallel()
+	dataDir := filepath.Join(reachableDir(t), "c")
+	seedCluster(t, dataDir)
 	_, err := Start(context.Background(), Config{
-		DataDir:  filepath.Join(reachableDir(t), "c"),
+		DataDir:  dataDir,
 		Logger:   testLogger(t),
 		Settings: map[string]string{"shared_buffers": "lots"},
 	})
