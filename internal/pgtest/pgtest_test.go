@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -147,45 +146,6 @@ func TestNewDatabaseInParallel(t *testing.T) {
 			}
 		})
 	}
-}
-
-// NewDatabase is called by nearly every test, so it must stay cheap: a
-// copy of the migrated template must cost less than what it replaces, an
-// empty database migrated by the test (tests that migrate a NewDatabase
-// pay for a no-op Migrate, so both sides include one). Both are timed in turns in the same
-// run, so a loaded machine slows both alike; medians damp the outliers.
-func TestNewDatabaseIsFast(t *testing.T) {
-	NewDatabase(t) // the first call includes starting the server and the template
-	const n = 7
-	var copies, migrations []time.Duration
-	for range n {
-		copies = append(copies, timeSetup(t, NewDatabase))
-		migrations = append(migrations, timeSetup(t, NewEmptyDatabase))
-	}
-	slices.Sort(copies)
-	slices.Sort(migrations)
-	copyMedian, migrateMedian := copies[n/2], migrations[n/2]
-	t.Logf("NewDatabase: median %v; empty database + migrations: median %v", copyMedian, migrateMedian)
-	if copyMedian >= migrateMedian {
-		t.Fatalf("NewDatabase (median %v) is no cheaper than migrating an empty database (median %v)", copyMedian, migrateMedian)
-	}
-}
-
-// timeSetup times what a test's setup does: create a database with
-// newDB, connect, migrate.
-func timeSetup(t *testing.T, newDB func(testing.TB) string) time.Duration {
-	t.Helper()
-	ctx := context.Background()
-	began := time.Now()
-	pool, err := pgxpool.New(ctx, newDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := schema.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	return time.Since(began)
 }
 
 func TestDatabaseName(t *testing.T) {
