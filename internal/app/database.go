@@ -84,6 +84,10 @@ func (a *App) startEmbedded(ctx context.Context) (string, error) {
 	return a.cluster.ConnString("postgres"), nil
 }
 
+// connectAttemptTimeout bounds one connection attempt, so a host that
+// drops packets costs a retry, not the whole wait.
+const connectAttemptTimeout = 10 * time.Second
+
 // waitForDatabase pings until the database answers, for at most wait.
 // A problem waiting cannot fix (wrong password, no such database, TLS
 // refused) ends it at once. Either way the error is one line: the cause
@@ -95,7 +99,7 @@ func waitForDatabase(ctx context.Context, pool *pgxpool.Pool, wait time.Duration
 	deadline := time.Now().Add(wait)
 	pause := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		pingCtx, cancel := context.WithTimeout(ctx, min(10*time.Second, max(time.Until(deadline), time.Second)))
+		pingCtx, cancel := context.WithTimeout(ctx, connectAttemptTimeout)
 		err := pool.Ping(pingCtx)
 		cancel()
 		if err == nil {

@@ -99,8 +99,9 @@ func (c *Cluster) prepare(ctx context.Context, cfg Config, root string) error {
 	if err := ensureInitialized(ctx, c.run, c.binDir, c.layout, cfg.Throwaway, c.log); err != nil {
 		return err
 	}
-	if c.realDataDir, err = filepath.EvalSymlinks(c.layout.dataDir()); err != nil {
-		c.realDataDir = c.layout.dataDir()
+	c.realDataDir = c.layout.dataDir()
+	if real, err := filepath.EvalSymlinks(c.realDataDir); err == nil {
+		c.realDataDir = real
 	}
 	if err := clearLeftover(ctx, c, c.log); err != nil {
 		return fmt.Errorf("pgembed: %w", err)
@@ -108,9 +109,10 @@ func (c *Cluster) prepare(ctx context.Context, cfg Config, root string) error {
 	if err := writeHBA(c.run, c.layout, c.listen != ""); err != nil {
 		return err
 	}
-	if c.listen != "" {
-		c.password, err = ensurePassword(c.layout.passwordFile())
+	if c.listen == "" {
+		return nil
 	}
+	c.password, err = ensurePassword(c.layout.passwordFile())
 	return err
 }
 
