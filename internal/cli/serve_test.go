@@ -24,6 +24,9 @@ func TestSecondServeOnDataFolderIsRefused(t *testing.T) {
 	first := startLethe(t, dataDir, freePort(t), "serve")
 	first.waitHealthy(t)
 	pgPID := postmasterPID(t, dataDir)
+	// Should the test fail with the first lethe killed, its PostgreSQL
+	// must not outlive the test (SIGQUIT: immediate shutdown).
+	t.Cleanup(func() { syscall.Kill(pgPID, syscall.SIGQUIT) })
 
 	second := startLethe(t, dataDir, freePort(t), "serve")
 	err := second.wait(t, time.Minute)
