@@ -26,7 +26,13 @@ func TestSecondServeOnDataFolderIsRefused(t *testing.T) {
 	pgPID := postmasterPID(t, dataDir)
 	// Should the test fail with the first lethe killed, its PostgreSQL
 	// must not outlive the test (SIGQUIT: immediate shutdown).
-	t.Cleanup(func() { syscall.Kill(pgPID, syscall.SIGQUIT) })
+	t.Cleanup(func() {
+		// Only if the pid is still that server (a postmaster's working
+		// folder is its data folder), not a process that reused it.
+		if cwd, err := os.Readlink("/proc/" + strconv.Itoa(pgPID) + "/cwd"); err == nil && cwd == filepath.Join(dataDir, "data") {
+			syscall.Kill(pgPID, syscall.SIGQUIT)
+		}
+	})
 
 	second := startLethe(t, dataDir, freePort(t), "serve")
 	err := second.wait(t, time.Minute)
