@@ -24,7 +24,6 @@ import (
 	"github.com/lethe-mq/lethe/internal/pgembed"
 	"github.com/lethe-mq/lethe/internal/pushbuffer"
 	"github.com/lethe-mq/lethe/internal/retention"
-	"github.com/lethe-mq/lethe/internal/schema"
 )
 
 // App is a running replica.
@@ -72,40 +71,17 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 			a.Stop(context.Background())
 		}
 	}()
-	dsn := cfg.DatabaseURL
-	if dsn == "" {
-		dataDir, err := filepath.Abs(cfg.DataDir)
+	// A busy port is found before anything slow (initdb) runs.
+	a.Listener = opts.Listener
+	if a.Listener == nil {
+		var err error
+		a.Listener, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("listen on %s:%d: %w (is another lethe running? set PORT)", cfg.Host, cfg.Port, err)
 		}
-		log.Info("no DATABASE_URL set: starting an embedded PostgreSQL", "data_dir", dataDir)
-		a.cluster, err = pgembed.Start(ctx, pgembed.Config{DataDir: dataDir, Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("embedded PostgreSQL: %w", err)
-		}
-		dsn = a.cluster.ConnString("postgres")
 	}
-	pcfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	pcfg.MaxConns = int32(cfg.PoolSize)
-	a.Pool, err = pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
-	}
-	pingCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	err = a.Pool.Ping(pingCtx)
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("connect to PostgreSQL at %s: %w", redact(dsn), err)
-	}
-	applied, err := schema.Migrate(ctx, a.Pool)
-	if err != nil {
+	if err := a.openDatabase(ctx); err != nil {
 		return nil, err
-	}
-	if len(applied) > 0 {
-		log.Info("schema migrated", "versions", applied)
 	}
 	prom := metrics.New(metrics.Config{Pool: a.Pool, Logger: log})
 	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, Hooks: prom.Hooks()})
@@ -147,13 +123,6 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 			return nil, err
 		}
 	}
-	a.Listener = opts.Listener
-	if a.Listener == nil {
-		a.Listener, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
-		if err != nil {
-			return nil, fmt.Errorf("listen on %s:%d: %w (is another lethe running? set PORT)", cfg.Host, cfg.Port, err)
-		}
-	}
 	// Requests run under a context Stop cancels first, so long polls end at
 	// once instead of holding shutdown for their whole timeout.
 	reqCtx, cancelRequests := context.WithCancel(context.Background())
@@ -180,6 +149,8 @@ func (a *App) Stop(ctx context.Context) {
 		a.cancelRequests()
 		_ = a.http.Shutdown(sctx)
 		cancel()
+	} else if a.Listener != nil {
+		a.Listener.Close() // start failed before serving
 	}
 	for i := len(a.services) - 1; i >= 0; i-- {
 		a.services[i].Stop()
@@ -197,14 +168,4 @@ func (a *App) Stop(ctx context.Context) {
 			a.Log.Info("embedded PostgreSQL stopped")
 		}
 	}
-}
-
-// redact hides a password in a connection string for logs.
-func redact(dsn string) string {
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return "(unparsable)"
-	}
-	c := cfg.ConnConfig
-	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s", c.Host, c.Port, c.User, c.Database)
 }

@@ -28,9 +28,18 @@ func newServeCmd() *cobra.Command {
 		Long: `Run a lethe replica on PORT (6632).
 
 With DATABASE_URL (or Queen's PG_HOST, PG_PORT, PG_USER, PG_PASSWORD, PG_DB)
-lethe uses that PostgreSQL; any number of replicas may share it. Without, it
-starts a private PostgreSQL from the binaries installed on this machine in
-LETHE_DATA_DIR (./lethe-data) and stops it on exit.`,
+lethe uses that PostgreSQL; any number of replicas may share it. A database
+that is not up yet is retried for DATABASE_WAIT_SECONDS (30).
+
+Without, it starts a private PostgreSQL from the binaries installed on this
+machine (LETHE_PG_BINDIR names their folder) in LETHE_DATA_DIR (./lethe-data)
+and stops it on exit. It listens on a Unix socket only, in a folder only its
+OS user can enter; LETHE_PG_LISTEN=host:port adds a TCP listener that needs
+the password kept in LETHE_DATA_DIR/postgres.password. One lethe per data
+folder: a second one is refused.`,
+		Example: `  lethe serve                                   # embedded PostgreSQL in ./lethe-data
+  lethe serve --data-dir /var/lib/lethe --port 8080
+  DATABASE_URL=postgres://lethe:secret@db:5432/lethe lethe serve`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.FromEnv()
 			if err != nil {

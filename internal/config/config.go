@@ -7,9 +7,11 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -27,6 +29,11 @@ type Server struct {
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
 	MaxLongPolls    int    // LETHE_MAX_LONG_POLLS: pops with wait=true in progress at once (1000)
+	// DatabaseWait is how long start-up retries a database it cannot
+	// reach yet (DATABASE_WAIT_SECONDS; 0 = fail at once).
+	DatabaseWait time.Duration
+	PGBinDir     string // LETHE_PG_BINDIR: the embedded PostgreSQL's binaries (else found on the machine)
+	PGListen     string // LETHE_PG_LISTEN: host:port for the embedded PostgreSQL's TCP listener (else Unix socket only)
 
 	Retention Retention
 
@@ -66,6 +73,9 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 		AuthToken:       r.text(varAuthToken),
 		OperatorToken:   r.text(varOperator),
 		MaxLongPolls:    int(r.whole(varMaxLongPolls)),
+		DatabaseWait:    time.Duration(r.whole(varDBWait)) * time.Second,
+		PGBinDir:        r.text(varPGBinDir),
+		PGListen:        r.text(varPGListen),
 		Retention: Retention{
 			Enabled:              r.flag(varRetentionEnabled),
 			Interval:             time.Duration(r.whole(varInterval)) * time.Millisecond,
@@ -105,6 +115,8 @@ func (c Server) Validate() error {
 	}{
 		{varPort, int64(c.Port)},
 		{varPoolSize, int64(c.PoolSize)},
+		{varDBWait, int64(c.DatabaseWait / time.Second)},
+		{varMaxLongPolls, int64(c.MaxLongPolls)},
 		{varMaxPayload, int64(c.MaxPayloadBytes)},
 		{varInterval, r.Interval.Milliseconds()},
 		{varBatchSize, int64(r.BatchSize)},
@@ -116,6 +128,9 @@ func (c Server) Validate() error {
 		if !(v.spec.never && v.n == Never) && !v.spec.wholeOK(v.n) {
 			return fmt.Errorf("configuration: %s", v.spec.complaint(fmt.Sprint(v.n)))
 		}
+	}
+	if c.PGListen != "" && !validListen(c.PGListen) {
+		return fmt.Errorf("configuration: LETHE_PG_LISTEN must be host:port (for example 127.0.0.1:5433), got %q", c.PGListen)
 	}
 	if !varMaxBusy.decimalOK(r.MaxBusy) {
 		return fmt.Errorf("configuration: %s", varMaxBusy.complaint(fmt.Sprint(r.MaxBusy)))
@@ -129,6 +144,13 @@ func (c Server) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validListen accepts host:port with a port from 1 to 65535.
+func validListen(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	n, perr := strconv.Atoi(port)
+	return err == nil && host != "" && perr == nil && n >= 1 && n <= 65535
 }
 
 // Queen's PG_* variables, with Queen's defaults.

@@ -53,7 +53,10 @@ var (
 	varPGUser       = spec{name: "PG_USER", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
 	varPGPassword   = spec{name: "PG_PASSWORD", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
 	varPGDB         = spec{name: "PG_DB", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
-	varDataDir      = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer"}
+	varDataDir      = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer; one lethe per folder"}
+	varDBWait       = spec{name: "DATABASE_WAIT_SECONDS", kind: whole, def: "30", min: 0, max: 3600, unit: "s", meaning: "how long start-up retries a database it cannot reach yet (`0`: fail at once)"}
+	varPGBinDir     = spec{name: "LETHE_PG_BINDIR", kind: text, meaning: "folder of the PostgreSQL server binaries for the embedded cluster (`initdb`, `pg_ctl`, `postgres`); found on the machine when unset"}
+	varPGListen     = spec{name: "LETHE_PG_LISTEN", kind: text, meaning: "`host:port` for a TCP listener on the embedded PostgreSQL (unset: Unix socket only); it needs the password in `LETHE_DATA_DIR/postgres.password`"}
 	varPoolSize     = spec{name: "DB_POOL_SIZE", kind: whole, def: "40", min: 4, max: 1000, unit: "connections", meaning: "request connections per replica (the retention loop has one more of its own)"}
 	varLogLevel     = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
 	varLogFormat    = spec{name: "LOG_FORMAT", kind: text, def: "text", choices: []string{"text", "json"}, meaning: "`json` writes one JSON object per log line (structured fields) for log collectors"}
@@ -83,7 +86,7 @@ var (
 // specs lists every variable in the README's order.
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
-	varDataDir, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varAuthToken, varOperator, varMaxLongPolls,
+	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varAuthToken, varOperator, varMaxLongPolls,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
 	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen, varParallelism,
 	varPprof, varGOGC, varURL, varToken, varContext,
