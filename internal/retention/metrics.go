@@ -22,6 +22,7 @@ type collectors struct {
 	cycleDuration     prometheus.Histogram
 	oldestAge         *prometheus.GaugeVec
 	windowLag         *prometheus.GaugeVec
+	reclaimed         *prometheus.CounterVec
 }
 
 func newCollectors() *collectors {
@@ -79,6 +80,10 @@ func newCollectors() *collectors {
 			Name: "lethe_retention_window_lag_seconds",
 			Help: "Seconds by which each queue's oldest retained message is older than its window: how far the footprint on disk lags the configured retention (whole segments, the sweep interval, a stalled consumer group).",
 		}, []string{"queue"}),
+		reclaimed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_reclaimed_rows_total",
+			Help: "Rows the reclaim phase deleted outside the segment log, by rule (stream_query_retired, stream_state_idle, trace_retention).",
+		}, []string{"rule"}),
 	}
 }
 
@@ -86,7 +91,8 @@ func newCollectors() *collectors {
 func (s *Service) Register(reg prometheus.Registerer) error {
 	m := s.metrics
 	for _, c := range []prometheus.Collector{m.segments, m.frames, m.bytes, m.txnsPurged, m.partitionsDeleted,
-		m.metricsPurged, m.purgeFailures, m.stepFailures, m.cycles, m.skipped, m.cycleDuration, m.oldestAge, m.windowLag} {
+		m.metricsPurged, m.purgeFailures, m.stepFailures, m.cycles, m.skipped, m.cycleDuration, m.oldestAge, m.windowLag,
+		m.reclaimed} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
