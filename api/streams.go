@@ -100,8 +100,8 @@ type StreamStateRequest struct {
 	Keys        []string `json:"keys"`
 	KeyPrefix   string   `json:"key_prefix,omitempty"`
 	// RipeAtOrBefore keeps only values whose numeric windowEnd is at or
-	// before it (epoch ms).
-	RipeAtOrBefore *json.Number `json:"ripe_at_or_before,omitempty"`
+	// before it (epoch ms): a JSON number, or null for none.
+	RipeAtOrBefore json.RawMessage `json:"ripe_at_or_before,omitempty"`
 }
 
 // StreamStateResponse answers a state read, rows in key order.

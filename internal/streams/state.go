@@ -75,12 +75,14 @@ func checkStateFilters(req api.StreamStateRequest) (*string, error) {
 			return nil, err
 		}
 	}
-	if req.RipeAtOrBefore == nil {
+	raw := string(req.RipeAtOrBefore)
+	if raw == "" || raw == "null" {
 		return nil, nil
 	}
-	n := req.RipeAtOrBefore.String()
-	if _, err := req.RipeAtOrBefore.Float64(); err != nil || validate.NumberProblem([]byte(n)) != "" {
-		return nil, apierr.Field(apierr.Invalid, "ripe_at_or_before", "ripe_at_or_before must be a number (epoch ms), got %q", n)
+	var n json.Number
+	if err := json.Unmarshal(req.RipeAtOrBefore, &n); err != nil || raw[0] == '"' || validate.NumberProblem([]byte(raw)) != "" {
+		return nil, apierr.Field(apierr.Invalid, "ripe_at_or_before", "ripe_at_or_before must be a number (epoch ms), got %s", raw)
 	}
-	return &n, nil
+	s := n.String()
+	return &s, nil
 }
