@@ -116,7 +116,6 @@ func (b *bundle) pop(t *testing.T, queue, partition, group string, batch int) po
 	return p
 }
 
-
 // push pushes payloads to queue/partition with the given transaction ids.
 func (b *bundle) push(t *testing.T, queue, partition string, txnIDs ...string) {
 	t.Helper()
