@@ -57,7 +57,7 @@ func newCollectors() *collectors {
 		}),
 		stepFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_retention_step_failures_total",
-			Help: "Steps that failed, by phase (worklist, retention, txns, eviction, cleanup); each is logged with its partition and error, and the cycle goes on with the rest.",
+			Help: "Steps that failed, by phase (worklist, retention, txns, eviction, reclaim, cleanup); each is logged with its partition and error, and the cycle goes on with the rest.",
 		}, []string{"phase"}),
 		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_retention_cycles_total",
