@@ -30,17 +30,24 @@ func (s *Service) Register(ctx context.Context, req api.StreamQueryRequest) (*ap
 	if err := checkRegistration(req); err != nil {
 		return nil, err
 	}
-	var out *api.StreamQueryResponse
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		out, err = s.register(ctx, tx, req, s.clock.Now())
-		return err
-	})
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return nil, apierr.New(apierr.Conflict, "query %q was registered concurrently; retry", req.Name)
+	// Two first registrations of a name at once: one insert wins the
+	// unique index, the other is retried and finds it registered.
+	for attempt := 0; ; attempt++ {
+		var out *api.StreamQueryResponse
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var err error
+			out, err = s.register(ctx, tx, req, s.clock.Now())
+			return err
+		})
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" && attempt < 3 {
+			continue
+		}
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+			return nil, apierr.New(apierr.Conflict, "query %q is being registered concurrently; retry", req.Name)
+		}
+		return out, err
 	}
-	return out, err
 }
 
 func checkRegistration(req api.StreamQueryRequest) error {

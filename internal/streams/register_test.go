@@ -75,3 +75,35 @@ func TestStreamsRefuseBadInputWithFourHundreds(t *testing.T) {
 		}
 	}
 }
+
+// Runners starting at once register the same new name: all succeed with
+// one query_id, and exactly one of them registered it.
+func TestConcurrentFirstRegistrationsAgree(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 0)
+	const n = 8
+	out := make([]api.StreamQueryResponse, n)
+	status := make([]int, n)
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			status[i] = b.call(t, http.MethodPost, "/streams/v1/queries", register("same", "h", false), &out[i])
+		}()
+	}
+	for range n {
+		<-done
+	}
+	fresh := 0
+	for i := range n {
+		if status[i] != http.StatusOK || out[i].QueryID != out[0].QueryID {
+			t.Fatalf("registration %d: %d %+v; want 200 and query_id %s", i, status[i], out[i], out[0].QueryID)
+		}
+		if out[i].Fresh {
+			fresh++
+		}
+	}
+	if fresh != 1 {
+		t.Fatalf("%d registrations say fresh, want 1", fresh)
+	}
+}
