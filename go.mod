@@ -7,9 +7,8 @@ require (
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/spf13/cobra v1.10.2
+	go.yaml.in/yaml/v3 v3.0.6
 )
-
-require go.yaml.in/yaml/v3 v3.0.6
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -15,6 +15,10 @@ const QueueModeGroup = "__QUEUE_MODE__"
 // Error is the body of every 4xx and 5xx answer.
 type Error struct {
 	Error string `json:"error"`
+	// Field names the request field at fault, when one is ("items[3].queue").
+	Field string `json:"field,omitempty"`
+	// RequestID is also in the X-Request-Id header and in the server's log.
+	RequestID string `json:"requestId,omitempty"`
 }
 
 // PushRequest is the body of POST /api/v1/push.

@@ -6,13 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/lethe-mq/lethe/internal/retention"
+	"github.com/lethe-mq/lethe/api"
 )
 
 func init() { extraCommands = append(extraCommands, newRetentionCmd) }
@@ -25,6 +26,8 @@ func newRetentionCmd() *cobra.Command {
 
   lethe retention status [queue]    rules, cutoffs, footprint and a dry run of the next cycle
   lethe retention history [queue]   what was deleted, and what each consumer group lost unread`,
+		Example: `  lethe retention status orders
+  lethe retention history --lost-only --since 24h`,
 	}
 	cmd.AddCommand(newRetentionStatusCmd(), newRetentionHistoryCmd())
 	addTierCommands(cmd)
@@ -41,7 +44,10 @@ func newRetentionStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status [queue]",
 		Short: "Show each queue's rules, cutoffs, oldest data, bytes and what the next cycle would delete",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  lethe retention status
+  lethe retention status orders --json | jq .queues[0].nextCycle`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.queue = args[0]
@@ -72,7 +78,7 @@ func (o *retentionStatusOptions) Run(ctx context.Context, w io.Writer) error {
 	if o.queue != "" {
 		path += "?queue=" + url.QueryEscape(o.queue)
 	}
-	var st retention.Status
+	var st api.RetentionStatus
 	if err := c.Do(ctx, http.MethodGet, path, nil, &st); err != nil {
 		return o.explain(err)
 	}
@@ -92,7 +98,7 @@ func (o *retentionStatusOptions) Run(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-func printQueueRetention(w io.Writer, q retention.QueueStatus) {
+func printQueueRetention(w io.Writer, q api.RetentionQueueStatus) {
 	fmt.Fprintf(w, "queue %s\n", q.Queue)
 	fmt.Fprintf(w, "  rules       %s\n", retentionRules(q.Rules))
 	fmt.Fprintf(w, "  cutoffs     retention %s, completed %s, max wait %s, hashes %s\n",
@@ -115,7 +121,7 @@ func printQueueRetention(w io.Writer, q retention.QueueStatus) {
 		retentionAmount(p.Retention), retentionAmount(p.CompletedRetention), retentionAmount(p.MaxWait), p.Hashes, p.Partitions, more)
 }
 
-func retentionRules(r retention.Rules) string {
+func retentionRules(r api.RetentionRules) string {
 	var parts []string
 	if r.RetentionEnabled && r.RetentionSeconds > 0 {
 		parts = append(parts, fmt.Sprintf("retention %ds", r.RetentionSeconds))
@@ -142,7 +148,7 @@ func retentionTime(t *time.Time) string {
 	return t.Format(time.RFC3339)
 }
 
-func retentionAmount(a retention.Amount) string {
+func retentionAmount(a api.RetentionAmount) string {
 	if a.Segments == 0 {
 		return "nothing"
 	}
@@ -180,7 +186,10 @@ func newRetentionHistoryCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history [queue]",
 		Short: "List what retention deleted, newest first, with what each consumer group lost unread",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  lethe retention history orders
+  lethe retention history --rule max_wait --lost-only --since 72h`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.queue = args[0]
@@ -192,7 +201,7 @@ func newRetentionHistoryCmd() *cobra.Command {
 		},
 	}
 	addClientFlags(cmd, &o.clientFlags)
-	cmd.Flags().StringVar(&o.rule, "rule", "", "only this rule: retention, completed_retention, max_wait or partition_cleanup")
+	cmd.Flags().StringVar(&o.rule, "rule", "", "only this rule: "+strings.Join(api.HistoryRules, ", "))
 	cmd.Flags().BoolVar(&o.lostOnly, "lost-only", false, "only deletions some consumer group had not consumed")
 	cmd.Flags().IntVar(&o.limit, "limit", 50, "most rows to show (1 to 1000)")
 	cmd.Flags().DurationVar(&o.since, "since", 7*24*time.Hour, "how far back to look")
@@ -200,10 +209,8 @@ func newRetentionHistoryCmd() *cobra.Command {
 }
 
 func (o *retentionHistoryOptions) Validate() error {
-	switch o.rule {
-	case "", retention.RuleRetention, retention.RuleCompletedRetention, retention.RuleMaxWait, retention.RulePartitionCleanup:
-	default:
-		return fmt.Errorf("--rule must be retention, completed_retention, max_wait or partition_cleanup, got %q", o.rule)
+	if o.rule != "" && !slices.Contains(api.HistoryRules, o.rule) {
+		return fmt.Errorf("--rule must be one of %s, got %q", strings.Join(api.HistoryRules, ", "), o.rule)
 	}
 	if o.limit < 1 || o.limit > 1000 {
 		return fmt.Errorf("--limit must be between 1 and 1000, got %d", o.limit)
@@ -232,9 +239,7 @@ func (o *retentionHistoryOptions) Run(ctx context.Context, w io.Writer) error {
 	if o.lostOnly {
 		q.Set("lostOnly", "true")
 	}
-	var out struct {
-		Entries []retention.HistoryEntry `json:"entries"`
-	}
+	var out api.RetentionHistory
 	if err := c.Do(ctx, http.MethodGet, "/api/v1/retention/history?"+q.Encode(), nil, &out); err != nil {
 		return o.explain(err)
 	}

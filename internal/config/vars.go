@@ -45,24 +45,30 @@ var migrationLock int64 = 737000
 
 // The variables, in the README's order.
 var (
-	varPort        = spec{name: "PORT", kind: whole, def: "6632", min: 0, max: 65535, meaning: "HTTP port of the API (0: any free port)"}
-	varHost        = spec{name: "HOST", kind: text, def: "0.0.0.0", meaning: "address the HTTP API listens on"}
-	varDatabaseURL = spec{name: "DATABASE_URL", kind: text, meaning: "PostgreSQL to use; without it (and without `PG_HOST`) lethe starts an embedded one"}
-	varPGHost      = spec{name: "PG_HOST", kind: text, meaning: "Queen's way to name the database: when set (and `DATABASE_URL` is not), lethe connects to `PG_HOST` with the four below"}
-	varPGPort      = spec{name: "PG_PORT", kind: whole, def: "5432", min: 1, max: 65535, meaning: "with `PG_HOST`"}
-	varPGUser      = spec{name: "PG_USER", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
-	varPGPassword  = spec{name: "PG_PASSWORD", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
-	varPGDB        = spec{name: "PG_DB", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
-	varDataDir     = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer"}
-	varPoolSize    = spec{name: "DB_POOL_SIZE", kind: whole, def: "40", min: 4, max: 1000, unit: "connections", meaning: "request connections per replica (the retention loop has one more of its own)"}
-	varLogLevel    = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
-	varMaxPayload  = spec{name: "MAX_PAYLOAD_BYTES", kind: whole, def: "4194304", min: 1024, max: 256 << 20, unit: "bytes", meaning: "largest message payload; larger pushes answer 413"}
-	varAuthToken   = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "when set, every API call needs `Authorization: Bearer <token>`"}
-	varOperator    = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the credential destructive operations need when auth is on"}
-	varPprof       = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
-	varGOGC        = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
-	varURL         = spec{name: "LETHE_URL", kind: text, def: "http://localhost:6632", readBy: "client commands", meaning: "the server the client commands (`push`, `pop`, `status`, ...) talk to; `--server` wins"}
-	varToken       = spec{name: "LETHE_TOKEN", kind: text, readBy: "client commands", meaning: "the bearer token the client commands send; `--token` wins"}
+	varPort         = spec{name: "PORT", kind: whole, def: "6632", min: 0, max: 65535, meaning: "HTTP port of the API (0: any free port)"}
+	varHost         = spec{name: "HOST", kind: text, def: "0.0.0.0", meaning: "address the HTTP API listens on"}
+	varDatabaseURL  = spec{name: "DATABASE_URL", kind: text, meaning: "PostgreSQL to use; without it (and without `PG_HOST`) lethe starts an embedded one"}
+	varPGHost       = spec{name: "PG_HOST", kind: text, meaning: "Queen's way to name the database: when set (and `DATABASE_URL` is not), lethe connects to `PG_HOST` with the four below"}
+	varPGPort       = spec{name: "PG_PORT", kind: whole, def: "5432", min: 1, max: 65535, meaning: "with `PG_HOST`"}
+	varPGUser       = spec{name: "PG_USER", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
+	varPGPassword   = spec{name: "PG_PASSWORD", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
+	varPGDB         = spec{name: "PG_DB", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
+	varDataDir      = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer; one lethe per folder"}
+	varDBWait       = spec{name: "DATABASE_WAIT_SECONDS", kind: whole, def: "30", min: 0, max: 3600, unit: "s", meaning: "how long start-up retries a database it cannot reach yet (`0`: fail at once)"}
+	varPGBinDir     = spec{name: "LETHE_PG_BINDIR", kind: text, meaning: "folder of the PostgreSQL server binaries for the embedded cluster (`initdb`, `pg_ctl`, `postgres`); found on the machine when unset"}
+	varPGListen     = spec{name: "LETHE_PG_LISTEN", kind: text, meaning: "`host:port` for a TCP listener on the embedded PostgreSQL (unset: Unix socket only); it needs the password in `LETHE_DATA_DIR/postgres.password`"}
+	varPoolSize     = spec{name: "DB_POOL_SIZE", kind: whole, def: "40", min: 4, max: 1000, unit: "connections", meaning: "request connections per replica (the retention loop has one more of its own)"}
+	varLogLevel     = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
+	varLogFormat    = spec{name: "LOG_FORMAT", kind: text, def: "text", choices: []string{"text", "json"}, meaning: "`json` writes one JSON object per log line (structured fields) for log collectors"}
+	varMaxPayload   = spec{name: "MAX_PAYLOAD_BYTES", kind: whole, def: "4194304", min: 1024, max: 256 << 20, unit: "bytes", meaning: "largest message payload; larger pushes answer 413"}
+	varAuthToken    = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "when set, every API call needs `Authorization: Bearer <token>`"}
+	varOperator     = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the credential everything that deletes or skips data needs when auth is on (see [docs/api.md](docs/api.md#roles))"}
+	varMaxLongPolls = spec{name: "LETHE_MAX_LONG_POLLS", kind: whole, def: "1000", min: 1, max: 1_000_000, unit: "requests", meaning: "pops with `wait=true` waiting at once on one replica; beyond it such a pop answers 503 with `Retry-After`"}
+	varPprof        = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
+	varGOGC         = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
+	varURL          = spec{name: "LETHE_URL", kind: text, def: "http://localhost:6632", readBy: "client commands", meaning: "the server the client commands (`push`, `pop`, `status`, ...) talk to; `--server` wins"}
+	varContext      = spec{name: "LETHE_CONTEXT", kind: text, readBy: "client commands", meaning: "the context of the CLI's config file (`~/.config/lethe/config.yaml`) to use; `--context` wins"}
+	varToken        = spec{name: "LETHE_TOKEN", kind: text, readBy: "client commands", meaning: "the bearer token the client commands send; `--token` wins"}
 
 	varRetentionEnabled = spec{name: "RETENTION_ENABLED", kind: flag, def: "true", meaning: "run the retention loop on this replica (status and analytics are served either way)"}
 	varInterval         = spec{name: "RETENTION_INTERVAL", kind: whole, def: "5000", min: 10, max: 86_400_000, unit: "ms", meaning: "time between retention cycles"}
@@ -78,17 +84,20 @@ var (
 	varDefaultTier      = spec{name: "LETHE_DEFAULT_RETENTION_TIER", kind: text, def: "forever", choices: []string{"1w", "3w", "7w", "7d", "21d", "49d", "forever"}, meaning: "the `retentionTier` of a queue created without one (a configure, or its first push); existing queues keep theirs"}
 	varDefaultQuar      = spec{name: "LETHE_DEFAULT_QUARANTINED", kind: text, def: "keep", choices: []string{"keep", "purge"}, meaning: "the `quarantined` option of a queue created without one: `keep` holds dead letters past their partition, `purge` lets them go with it"}
 	varTestClock        = spec{name: "LETHE_TEST_CLOCK", kind: flag, def: "false", meaning: "**tests only**: serve `POST /api/v1/test/clock` (move this replica's clock forward) and `POST /api/v1/test/retention/run`; never in production"}
+	varStreamsIdleDays  = spec{name: "STREAMS_STATE_IDLE_DAYS", kind: whole, def: "30", min: 1, max: 36500, unit: "days", meaning: "a streaming query's state key that no cycle has written for this long is purged (reads do not count)"}
+	varTracesDays       = spec{name: "TRACES_RETENTION_DAYS", kind: whole, def: "7", min: 1, max: 36500, unit: "days", meaning: "age (by creation time) at which message traces are purged"}
 	varParallelism      = spec{name: "RETENTION_PARALLELISM", kind: whole, min: 1, max: 1024, meaning: "accepted for compatibility with Queen's configuration; **has no effect** (one replica sweeps, one step at a time); logged at start when set"}
 )
 
 // specs lists every variable in the README's order.
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
-	varDataDir, varPoolSize, varLogLevel, varMaxPayload, varAuthToken, varOperator,
+	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varAuthToken, varOperator, varMaxLongPolls,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
 	varTierInterval, varDefaultTier, varDefaultQuar,
-	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen, varParallelism, varTestClock,
-	varPprof, varGOGC, varURL, varToken,
+	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen,
+	varStreamsIdleDays, varTracesDays, varParallelism, varTestClock,
+	varPprof, varGOGC, varURL, varToken, varContext,
 }
 
 // Variable is one environment variable as the README documents it.

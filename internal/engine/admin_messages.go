@@ -279,7 +279,7 @@ func (e *Engine) storedMessage(ctx context.Context, pid uuid.UUID, txnID string)
 	}
 	if f.Err != nil || len(f.Payload) > 0 && !pushdec.Valid(f.Payload) {
 		return nil, fmt.Errorf("%w: message %q at offset %d of partition %s is stored but unreadable: %v",
-			ErrConflict, txnID, off, pid, cmp.Or[error](f.Err, errors.New("its payload is not valid JSON")))
+			ErrConflict, txnID, off, pid, cmp.Or[error](f.Err, errors.New("its payload is not JSON PostgreSQL can store")))
 	}
 	return &f, nil
 }

@@ -129,7 +129,7 @@ func (e *Engine) claimFrames(ctx context.Context, tx pgx.Tx, q *Queue, req PopRe
 
 // offersOf turns stored frames into what a claim may hand out. A frame that
 // cannot be written into a response verbatim (damaged, or a payload that is
-// not JSON) is offered as unreadable: it goes to the dead letters instead of
+// not JSON PostgreSQL can store) is offered as unreadable: it goes to the dead letters instead of
 // breaking the response for the other messages.
 func offersOf(frames []store.Frame) []lease.Offer {
 	out := make([]lease.Offer, len(frames))
@@ -140,7 +140,7 @@ func offersOf(frames []store.Frame) []lease.Offer {
 		case f.Err != nil:
 			out[i].Unreadable = f.Err.Error()
 		case len(f.Payload) > 0 && !pushdec.Valid(f.Payload):
-			out[i].Unreadable = "the stored payload is not valid JSON"
+			out[i].Unreadable = "the stored payload is not JSON PostgreSQL can store"
 		default:
 			out[i].Hash = store.TxnHash(f.TxnID)
 		}

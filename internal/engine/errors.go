@@ -1,20 +1,21 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/lethe-mq/lethe/internal/apierr"
 )
 
-// Kinds of error the HTTP layer maps to status codes in one place.
+// Kinds of error, as the HTTP layer maps them to status codes (apierr).
 var (
 	// ErrInvalid is the caller's mistake (400).
-	ErrInvalid = errors.New("invalid request")
+	ErrInvalid = apierr.Invalid
 	// ErrNotFound names something that does not exist (404).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = apierr.NotFound
 	// ErrTooLarge is a payload over the configured limit (413).
-	ErrTooLarge = errors.New("too large")
+	ErrTooLarge = apierr.TooLarge
 	// ErrConflict is a state the request cannot apply to (409).
-	ErrConflict = errors.New("conflict")
+	ErrConflict = apierr.Conflict
 )
 
 func invalidf(format string, args ...any) error {

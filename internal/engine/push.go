@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,10 +12,11 @@ import (
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/frame"
 	"github.com/lethe-mq/lethe/internal/store"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
-// maxNameLen bounds queue and partition names.
-const maxNameLen = 512
+// maxNameLen bounds transaction ids looked up by the message browser.
+const maxNameLen = validate.IDMaxBytes
 
 // MessageID names the message at offset of partition pid. It is derived, not
 // stored: the partition's first 8 bytes and the offset, shaped as a UUID.
@@ -27,30 +27,9 @@ func MessageID(pid uuid.UUID, offset int64) string {
 	return id.String()
 }
 
-// ValidateName checks a queue, partition or group name.
-func ValidateName(kind, name string) error {
-	if problem := nameProblem(name); problem != "" {
-		return invalidf("%s %s", kind, problem)
-	}
-	return nil
-}
-
-// nameProblem says what is wrong with a name, or "" when nothing is. The
-// push path calls it per item and builds the field's name only on failure.
-func nameProblem(name string) string {
-	if name == "" {
-		return "is required"
-	}
-	if len(name) > maxNameLen {
-		return fmt.Sprintf("is longer than %d bytes", maxNameLen)
-	}
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Sprintf("%q contains a control character", name)
-		}
-	}
-	return ""
-}
+// ValidateName checks a required queue, partition or group name by the
+// rules of package validate.
+func ValidateName(kind, name string) error { return validate.Name(kind, name) }
 
 // prepared is a validated push item.
 type prepared struct {
@@ -64,36 +43,18 @@ type prepared struct {
 // preparePush validates items and encodes their frames; nothing is written
 // when any item is bad.
 func (e *Engine) preparePush(items []api.PushItem, producerSub string, payloadsValid bool) ([]prepared, error) {
-	if len(items) == 0 {
-		return nil, invalidf("items must hold at least one message")
-	}
-	if len(items) > e.cfg.MaxItems {
-		return nil, invalidf("%d items in one push; the limit is %d", len(items), e.cfg.MaxItems)
+	lim := validate.PushLimits{MaxItems: e.cfg.MaxItems, MaxPayloadBytes: e.cfg.MaxPayloadBytes}
+	if err := validate.PushItems(items, lim, payloadsValid); err != nil {
+		return nil, err
 	}
 	now := e.clock.Now()
 	out := make([]prepared, len(items))
 	for i, it := range items {
-		if problem := nameProblem(it.Queue); problem != "" {
-			return nil, invalidf("items[%d].queue %s", i, problem)
-		}
 		if it.Partition == "" {
 			it.Partition = api.DefaultPartition
 		}
-		if problem := nameProblem(it.Partition); problem != "" {
-			return nil, invalidf("items[%d].partition %s", i, problem)
-		}
 		if len(it.Payload) == 0 {
-			it.Payload = json.RawMessage("null")
-		}
-		if len(it.Payload) > e.cfg.MaxPayloadBytes {
-			return nil, fmt.Errorf("%w: items[%d].payload is %d bytes; the limit is %d (MAX_PAYLOAD_BYTES)",
-				ErrTooLarge, i, len(it.Payload), e.cfg.MaxPayloadBytes)
-		}
-		if !payloadsValid && !json.Valid(it.Payload) {
-			return nil, invalidf("items[%d].payload is not valid JSON", i)
-		}
-		if len(it.TransactionID) > maxNameLen || len(it.TraceID) > maxNameLen {
-			return nil, invalidf("items[%d]: transactionId and traceId are limited to %d bytes", i, maxNameLen)
+			it.Payload = json.RawMessage("null") // as Queen stores a missing payload
 		}
 		if it.TransactionID == "" {
 			it.TransactionID = uuid.NewString()

@@ -6,54 +6,62 @@ import (
 	"github.com/lethe-mq/lethe/internal/engine"
 )
 
-func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f := engine.DeadLetterFilter{Queue: q.Get("queue"), Group: q.Get("consumerGroup"), Partition: q.Get("partition")}
-	var err error
+func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	names, err := queryNames(q, "queue", "consumerGroup", "partition")
+	if err != nil {
+		return err
+	}
+	f := engine.DeadLetterFilter{Queue: names["queue"], Group: names["consumerGroup"], Partition: names["partition"]}
 	if f.Page, f.From, f.To, err = listParams(q); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	msgs, total, err := s.eng.DeadLetters(r.Context(), f)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if msgs == nil {
 		msgs = []engine.DeadLetter{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"messages": msgs, "total": total, "limit": f.Limit, "offset": f.Offset})
+	return nil
 }
 
-func (s *Server) deleteDeadLetter(w http.ResponseWriter, r *http.Request) {
-	if !s.requireOperator(w, r) {
-		return
-	}
-	id, err := engine.ParseDeadLetterID(r.PathValue("id"))
+func (s *Server) deleteDeadLetter(w http.ResponseWriter, r *http.Request) error {
+	raw, err := pathID(r, "id")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
+	}
+	id, err := engine.ParseDeadLetterID(raw)
+	if err != nil {
+		return err
 	}
 	if err := s.eng.DeleteDeadLetter(r.Context(), id); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.log.Info("dead letter deleted", "dead_letter_id", id)
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": r.PathValue("id")})
+	s.log.Info("dead letter deleted", "request_id", requestID(r), "dead_letter_id", id)
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": raw})
+	return nil
 }
 
-func (s *Server) replayDeadLetter(w http.ResponseWriter, r *http.Request) {
-	id, err := engine.ParseDeadLetterID(r.PathValue("id"))
+func (s *Server) replayDeadLetter(w http.ResponseWriter, r *http.Request) error {
+	raw, err := pathID(r, "id")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
+	}
+	id, err := engine.ParseDeadLetterID(raw)
+	if err != nil {
+		return err
 	}
 	res, err := s.eng.ReplayDeadLetter(r.Context(), id)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.log.Info("dead letter replayed", "dead_letter_id", id, "queue", res.Queue, "partition", res.Partition,
-		"transaction_id", res.TransactionID)
+	s.log.Info("dead letter replayed", "request_id", requestID(r), "dead_letter_id", id, "queue", res.Queue,
+		"partition", res.Partition, "transaction_id", res.TransactionID)
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }

@@ -1,45 +1,60 @@
 package httpapi
 
 import (
-	"fmt"
 	"net/http"
 
+	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/engine"
 )
 
-func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f := engine.MessageFilter{Queue: q.Get("queue"), Partition: q.Get("partition"), Status: q.Get("status")}
-	var err error
+func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	names, err := queryNames(q, "queue", "partition")
+	if err != nil {
+		return err
+	}
+	f := engine.MessageFilter{Queue: names["queue"], Partition: names["partition"], Status: q.Get("status")}
 	if f.Page, f.From, f.To, err = listParams(q); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	page, err := s.eng.BrowseMessages(r.Context(), f)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, page)
+	return nil
 }
 
-func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) {
-	m, err := s.eng.GetMessage(r.Context(), r.PathValue("partitionId"), r.PathValue("transactionId"))
+func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) error {
+	partitionID, err := pathID(r, "partitionId")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
+	}
+	txnID, err := pathID(r, "transactionId")
+	if err != nil {
+		return err
+	}
+	m, err := s.eng.GetMessage(r.Context(), partitionID, txnID)
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, m)
+	return nil
 }
 
 // deleteMessage refuses: lethe stores messages inside segments and deletes
 // whole segments only, so one message cannot be cut out.
-func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) {
-	if !s.requireOperator(w, r) {
-		return
+func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) error {
+	if _, err := pathID(r, "partitionId"); err != nil {
+		return err
 	}
-	s.fail(w, r, fmt.Errorf("%w: lethe cannot delete a single message: messages are stored in segments of a log and only whole segments are removed, by retention. "+
+	if _, err := pathID(r, "transactionId"); err != nil {
+		return err
+	}
+	return apierr.New(apierr.Conflict, "lethe cannot delete a single message: messages are stored in segments of a log and only whole segments are removed, by retention. "+
 		"To stop a consumer group from receiving it, ack it (or ack it with status dlq), or move the group past it with "+
-		"POST /api/v1/consumer-groups/{group}/queues/{queue}/seek; to remove old messages, configure retentionSeconds on the queue",
-		engine.ErrConflict))
+		"POST /api/v1/consumer-groups/{group}/queues/{queue}/seek; to remove old messages, configure retentionSeconds on the queue")
 }

@@ -2,49 +2,52 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 // Version is what GET /api/v1/status reports.
 const Version = "lethe dev"
 
-func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
+func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
 	o, err := s.eng.Overview(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, o)
+	return nil
 }
 
-func (s *Server) namespaces(w http.ResponseWriter, r *http.Request) {
-	s.tagList(w, r, "namespaces", s.eng.Namespaces)
+func (s *Server) namespaces(w http.ResponseWriter, r *http.Request) error {
+	return s.tagList(w, r, "namespaces", s.eng.Namespaces)
 }
 
-func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
-	s.tagList(w, r, "tasks", s.eng.Tasks)
+func (s *Server) tasks(w http.ResponseWriter, r *http.Request) error {
+	return s.tagList(w, r, "tasks", s.eng.Tasks)
 }
 
 func (s *Server) tagList(w http.ResponseWriter, r *http.Request, key string,
-	list func(ctx context.Context, page engine.Page) ([]engine.TagSummary, int64, error)) {
-	page, err := pageParams(r.URL.Query())
+	list func(ctx context.Context, page engine.Page) ([]engine.TagSummary, int64, error)) error {
+	q, err := query(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
+	}
+	page, err := pageParams(q)
+	if err != nil {
+		return err
 	}
 	items, total, err := list(r.Context(), page)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if items == nil {
 		items = []engine.TagSummary{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{key: items, "total": total})
+	return nil
 }
 
 type statusResponse struct {
@@ -55,57 +58,67 @@ type statusResponse struct {
 	*engine.Overview
 }
 
-func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	o, err := s.eng.Overview(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, statusResponse{Version: Version, StartedAt: s.started.UTC(),
 		UptimeSeconds: int64(time.Since(s.started).Seconds()), Time: s.eng.Clock().Now(), Overview: o})
+	return nil
 }
 
-func (s *Server) queueStatuses(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+func (s *Server) queueStatuses(w http.ResponseWriter, r *http.Request) error {
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
 	if q.Get("includePartitions") != "" {
-		s.fail(w, r, fmt.Errorf("%w: includePartitions is only supported on GET /api/v1/status/queues/{queue}", engine.ErrInvalid))
-		return
+		return apierr.Field(apierr.Invalid, "includePartitions", "includePartitions is only supported on GET /api/v1/status/queues/{queue}")
+	}
+	names, err := queryNames(q, "namespace", "task")
+	if err != nil {
+		return err
 	}
 	page, err := pageParams(q)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	qs, total, err := s.eng.QueueStatuses(r.Context(), q.Get("namespace"), q.Get("task"), page)
+	qs, total, err := s.eng.QueueStatuses(r.Context(), names["namespace"], names["task"], page)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if qs == nil {
 		qs = []engine.QueueStatus{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"queues": qs, "total": total,
 		"pagination": map[string]int{"limit": page.Limit, "offset": page.Offset}})
+	return nil
 }
 
 // queueStatus serves one queue; with includePartitions, limit and offset
 // page its partitions.
-func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
+	name, err := pathName(r, "queue")
+	if err != nil {
+		return err
+	}
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
 	include, err := boolParam(q.Get("includePartitions"), "includePartitions", false)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	page, err := pageParams(q)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	d, err := s.eng.QueueStatus(r.Context(), r.PathValue("queue"), include, page)
+	d, err := s.eng.QueueStatus(r.Context(), name, include, page)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, d)
+	return nil
 }

@@ -117,7 +117,9 @@ func TestCoreHTTPPopWait(t *testing.T) {
 		res := coreDo(t, "GET", r.url+"/api/v1/pop/queue/waiting?wait=true&timeout=10000&consumerGroup=g", "")
 		done <- answer{res, time.Now()}
 	}()
-	time.Sleep(300 * time.Millisecond) // the poll is waiting by now
+	// The poll is in the engine once the server counts it; it subscribes to
+	// wake-ups before it first looks, so the push below wakes it or is seen.
+	waitFor(t, "the long poll to wait", func() bool { return r.srv.Server.LongPolls() == 1 })
 	pushedAt := time.Now()
 	r.push(api.PushItem{Queue: "waiting", Payload: json.RawMessage(`"wake up"`)})
 	a := <-done

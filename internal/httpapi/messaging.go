@@ -1,202 +1,238 @@
 package httpapi
 
 import (
-	"fmt"
+	"errors"
 	"net/http"
-	"strconv"
+	"net/url"
 	"time"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/pushdec"
 )
 
-func (s *Server) push(w http.ResponseWriter, r *http.Request) {
+func (s *Server) push(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	// pushdec validates every payload in one pass (encoding/json scans each
-	// three times); payloads alias body, which lives until we answer.
+	// three times) and refuses what PostgreSQL cannot store; payloads alias
+	// body, which lives until we answer.
 	req, err := pushdec.Decode(body)
 	if err != nil {
-		s.fail(w, r, fmt.Errorf("%w: %s", engine.ErrInvalid, err.Error()))
-		return
+		return apierr.Field(apierr.Invalid, decodePath(err), "%s", err.Error())
 	}
 	if req.Items == nil {
-		s.fail(w, r, fmt.Errorf("%w: body must be {\"items\": [{\"queue\": ..., \"payload\": ...}]}", engine.ErrInvalid))
-		return
+		return apierr.Field(apierr.Invalid, "items", `body must be {"items": [{"queue": ..., "payload": ...}]}`)
 	}
-	results, err := s.pushItems(r, req.Items)
+	// The engine (or the maintenance buffer) checks every item by the rules
+	// of package validate before anything is written.
+	var results []api.PushResult
+	if s.maint != nil && s.maint.State().Push {
+		results, err = s.maint.Buffer(r.Context(), req.Items)
+	} else {
+		results, err = s.eng.PushDecoded(r.Context(), req.Items, "")
+	}
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeRaw(w, http.StatusCreated, appendPushResults(make([]byte, 0, 160*len(results)), results))
+	return nil
 }
 
-// pushItems appends items, or buffers them while push maintenance is on.
-func (s *Server) pushItems(r *http.Request, items []api.PushItem) ([]api.PushResult, error) {
-	if s.buffer != nil && s.buffer.Active(r.Context()) {
-		return s.buffer.Buffer(r.Context(), items)
+// decodePath is the field a pushdec error names.
+func decodePath(err error) string {
+	var e *pushdec.Error
+	if errors.As(err, &e) {
+		return e.Path
 	}
-	return s.eng.PushDecoded(r.Context(), items, "")
+	return ""
 }
 
-func (s *Server) pop(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	req := engine.PopRequest{
-		Queue:            r.PathValue("queue"),
-		Partition:        r.PathValue("partition"),
-		Group:            q.Get("consumerGroup"),
-		SubscriptionMode: q.Get("subscriptionMode"),
-		SubscriptionFrom: q.Get("subscriptionFrom"),
-		Namespace:        q.Get("namespace"),
-		Task:             q.Get("task"),
-		Timeout:          30 * time.Second,
-	}
-	if req.Queue == "" && req.Namespace == "" && req.Task == "" {
-		s.fail(w, r, fmt.Errorf("%w: GET /api/v1/pop needs namespace or task (or use /api/v1/pop/queue/{queue})", engine.ErrInvalid))
-		return
-	}
-	var err error
-	if req.Batch, err = positiveParam(q.Get("batch"), "batch", 1); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if req.Wait, err = boolParam(q.Get("wait"), "wait", false); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if req.AutoAck, err = boolParam(q.Get("autoAck"), "autoAck", false); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ms, err := intParam(q.Get("timeout"), "timeout", 30000)
+func (s *Server) pop(w http.ResponseWriter, r *http.Request) error {
+	req, err := popRequest(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	req.Timeout = time.Duration(ms) * time.Millisecond
-	if req.MaxPartitions, err = positiveParam(q.Get("partitions"), "partitions", 1); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if s.buffer != nil && s.buffer.PopPaused(r.Context()) {
+	if s.maint != nil && s.maint.State().Pop {
 		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
+	}
+	if req.Wait && req.Timeout > 0 {
+		if err := s.polls.enter(); err != nil {
+			return err
+		}
+		defer s.polls.leave()
+		s.extendWriteDeadline(w, req.Timeout)
 	}
 	resp, err := s.eng.Pop(r.Context(), req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if len(resp.Messages) == 0 {
 		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
 	writeRaw(w, http.StatusOK, appendPopResponse(make([]byte, 0, 512*len(resp.Messages)), resp))
+	return nil
 }
 
-func intParam(v, name string, def int) (int, error) {
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
+// popRequest reads a pop's path and query; the engine checks the bounds.
+func popRequest(r *http.Request) (engine.PopRequest, error) {
+	q, err := query(r)
 	if err != nil {
-		return 0, fmt.Errorf("%w: query parameter %s must be a whole number, got %q", engine.ErrInvalid, name, v)
+		return engine.PopRequest{}, err
 	}
-	return n, nil
-}
-
-// positiveParam is intParam for counts, where 0 is a mistake, not "default".
-func positiveParam(v, name string, def int) (int, error) {
-	n, err := intParam(v, name, def)
-	if err == nil && n < 1 {
-		err = fmt.Errorf("%w: query parameter %s must be at least 1, got %d", engine.ErrInvalid, name, n)
-	}
-	return n, err
-}
-
-func boolParam(v, name string, def bool) (bool, error) {
-	if v == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
+	names, err := queryNames(q, "consumerGroup", "namespace", "task")
 	if err != nil {
-		return false, fmt.Errorf("%w: query parameter %s must be true or false, got %q", engine.ErrInvalid, name, v)
+		return engine.PopRequest{}, err
 	}
-	return b, nil
+	req := engine.PopRequest{
+		Queue:            r.PathValue("queue"),
+		Partition:        r.PathValue("partition"),
+		Group:            names["consumerGroup"],
+		Namespace:        names["namespace"],
+		Task:             names["task"],
+		SubscriptionMode: q.Get("subscriptionMode"),
+		SubscriptionFrom: q.Get("subscriptionFrom"),
+	}
+	if err := checkPathNames(r, "queue", "partition"); err != nil {
+		return req, err
+	}
+	if req.Queue == "" && req.Namespace == "" && req.Task == "" {
+		return req, apierr.New(apierr.Invalid, "GET /api/v1/pop needs namespace or task (or use /api/v1/pop/queue/{queue})")
+	}
+	return req, popParams(q, &req)
 }
 
-func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
+// popParams reads the numbers and switches of a pop.
+func popParams(q url.Values, req *engine.PopRequest) error {
+	get := q.Get
+	var err error
+	if req.Batch, err = positiveParam(get("batch"), "batch", 1); err != nil {
+		return err
+	}
+	if req.Wait, err = boolParam(get("wait"), "wait", false); err != nil {
+		return err
+	}
+	if req.AutoAck, err = boolParam(get("autoAck"), "autoAck", false); err != nil {
+		return err
+	}
+	ms, err := intParam(get("timeout"), "timeout", 30000)
+	if err != nil {
+		return err
+	}
+	if ms < 0 || ms > int(engine.MaxPopTimeout.Milliseconds()) {
+		return apierr.Field(apierr.Invalid, "timeout", "query parameter timeout must be between 0 and %d (ms), got %d",
+			engine.MaxPopTimeout.Milliseconds(), ms)
+	}
+	req.Timeout = time.Duration(ms) * time.Millisecond
+	req.MaxPartitions, err = positiveParam(get("partitions"), "partitions", 1)
+	return err
+}
+
+// checkPathNames checks the path's names that r's route has.
+func checkPathNames(r *http.Request, keys ...string) error {
+	for _, k := range keys {
+		if v := r.PathValue(k); v != "" {
+			if _, err := pathName(r, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Server) ack(w http.ResponseWriter, r *http.Request) error {
 	var req api.AckRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if req.PartitionID == "" || req.TransactionID == "" {
-		s.fail(w, r, fmt.Errorf("%w: transactionId and partitionId are required (both come with the popped message)", engine.ErrInvalid))
-		return
+		return apierr.New(apierr.Invalid, "transactionId and partitionId are required (both come with the popped message)")
+	}
+	if err := checkAck("", req.TransactionID, req.PartitionID, req.LeaseID, req.ConsumerGroup); err != nil {
+		return err
 	}
 	res, err := s.eng.Ack(r.Context(), []api.AckRequest{req}, "")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, res[0])
+	return nil
 }
 
-func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) error {
 	var req api.AckBatchRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if len(req.Acknowledgments) == 0 {
-		s.fail(w, r, fmt.Errorf("%w: acknowledgments must hold at least one ack", engine.ErrInvalid))
-		return
+		return apierr.Field(apierr.Invalid, "acknowledgments", "acknowledgments must hold at least one ack")
 	}
 	if len(req.Acknowledgments) > engine.MaxBatch {
-		s.fail(w, r, fmt.Errorf("%w: at most %d acknowledgments per request", engine.ErrInvalid, engine.MaxBatch))
-		return
+		return apierr.Field(apierr.Invalid, "acknowledgments", "at most %d acknowledgments per request", engine.MaxBatch)
+	}
+	if err := validateName("consumerGroup", req.ConsumerGroup); err != nil {
+		return err
+	}
+	for i, a := range req.Acknowledgments {
+		if err := checkAck(indexed("acknowledgments", i), a.TransactionID, a.PartitionID, a.LeaseID, a.ConsumerGroup); err != nil {
+			return err
+		}
 	}
 	res, err := s.eng.Ack(r.Context(), req.Acknowledgments, req.ConsumerGroup)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }
 
-func (s *Server) transaction(w http.ResponseWriter, r *http.Request) {
+func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 	var req api.TransactionRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
+	}
+	for i, op := range req.Operations {
+		if op.Type != "ack" {
+			continue // the engine checks pushes by the rules of package validate
+		}
+		if err := checkAck(indexed("operations", i), op.TransactionID, op.PartitionID, op.LeaseID, op.ConsumerGroup); err != nil {
+			return err
+		}
+	}
+	for i, id := range req.RequiredLeases {
+		if err := validateID(indexed("requiredLeases", i), id); err != nil {
+			return err
+		}
 	}
 	resp, err := s.eng.Transaction(r.Context(), req, "")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
-func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) {
+func (s *Server) extendLease(w http.ResponseWriter, r *http.Request) error {
 	var req api.ExtendLeaseRequest
 	if r.ContentLength != 0 {
 		if err := s.decode(w, r, &req); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
-	until, err := s.eng.ExtendLease(r.Context(), r.PathValue("leaseId"), req.Seconds)
+	leaseID, err := pathID(r, "leaseId")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, api.ExtendLeaseResponse{Success: true, LeaseID: r.PathValue("leaseId"),
+	until, err := s.eng.ExtendLease(r.Context(), leaseID, req.Seconds)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.ExtendLeaseResponse{Success: true, LeaseID: leaseID,
 		NewExpiresAt: until.UTC().Format(time.RFC3339Nano)})
+	return nil
 }

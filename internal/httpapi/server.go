@@ -1,107 +1,121 @@
-// Package httpapi serves Queen MQ's HTTP API v1 over the engine. Handlers
-// decode and validate, call the engine, and map errors to status codes in one
-// place (errors.go).
+// Package httpapi serves lethe's whole HTTP surface: Queen MQ's API v1 over
+// the engine, and the retention, maintenance and metrics routes. Every route
+// is registered in one table with the role it needs (routes.go); handlers
+// validate their input at the edge (package validate), call the engine or a
+// service, and return errors that one function turns into a status and a
+// JSON body (respond.go, through package apierr).
 package httpapi
 
 import (
 	"cmp"
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/auth"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/streams"
+	"github.com/lethe-mq/lethe/internal/traces"
 )
 
-// MaxBodyBytesDefault bounds a request body; larger bodies answer 413.
-const MaxBodyBytesDefault = 64 << 20
+// Defaults for Config.
+const (
+	// MaxBodyBytesDefault bounds a request body; larger bodies answer 413.
+	MaxBodyBytesDefault = 64 << 20
+	// MaxLongPollsDefault bounds the pops waiting at once on one replica
+	// (LETHE_MAX_LONG_POLLS).
+	MaxLongPollsDefault = 1000
+)
 
-// Config wires a Server.
+// Config wires a Server. Only Engine is required; a nil Maintenance,
+// Retention or Metrics leaves their routes answering 404.
 type Config struct {
 	Engine       *engine.Engine
 	Logger       *slog.Logger
 	MaxBodyBytes int64
-	Auth         Auth
-	// Maintenance buffers pushes while push maintenance is on; nil: never.
-	Maintenance PushBuffer
-	// Extra registers routes owned by other packages (retention, metrics,
-	// maintenance) on the same mux.
-	Extra []func(mux *http.ServeMux)
-	// Tiers serves the retention tier routes; TestClock, set only with
-	// LETHE_TEST_CLOCK=1, adds the test-only ones (tiers.go).
-	Tiers     Tiers
+	Auth         auth.Tokens
+	// Maintenance is maintenance mode (package pushbuffer).
+	Maintenance Maintenance
+	// Retention serves the retention read models (package retention).
+	Retention Retention
+	// Metrics serves the Prometheus exposition.
+	Metrics http.Handler
+	// Observe wraps each route's handler to time it; route is the route's
+	// pattern, or "unmatched" for requests no route serves.
+	Observe func(route string, next http.Handler) http.Handler
+	// MaxLongPolls bounds the pops with wait=true in progress at once;
+	// beyond it a pop with wait=true answers 503 with Retry-After.
+	MaxLongPolls int
+	// Timeouts of the connection; zero fields take their defaults.
+	Timeouts Timeouts
+	// Streams serves the streams API and Traces the message traces; nil
+	// leaves their routes answering 404.
+	Streams *streams.Service
+	Traces  *traces.Service
+	// TestClock, set only with LETHE_TEST_CLOCK=1, adds the test-only
+	// routes (tiers.go); nil: they do not exist.
 	TestClock TestClock
 }
 
 // Server is the HTTP front of one lethe replica.
 type Server struct {
-	eng     *engine.Engine
-	log     *slog.Logger
-	maxBody int64
-	mux     *http.ServeMux
-	started time.Time
-	auth    Auth
-	buffer  PushBuffer
-}
-
-// PushBuffer is maintenance mode as the handlers see it.
-type PushBuffer interface {
-	// Active reports whether pushes go to the local buffer.
-	Active(ctx context.Context) bool
-	// PopPaused reports whether pops answer empty.
-	PopPaused(ctx context.Context) bool
-	// Buffer stores items durably and answers them as buffered.
-	Buffer(ctx context.Context, items []api.PushItem) ([]api.PushResult, error)
+	eng       *engine.Engine
+	log       *slog.Logger
+	maxBody   int64
+	mux       *http.ServeMux
+	started   time.Time
+	auth      auth.Tokens
+	maint     Maintenance
+	retention Retention
+	metrics   http.Handler
+	observe   func(route string, next http.Handler) http.Handler
+	polls     pollGate
+	timeouts  Timeouts
+	ids       requestIDs
+	table     []route
+	unmatched http.Handler
+	streams   *streams.Service
+	traces    *traces.Service
 }
 
 // New builds the server and its routes.
 func New(cfg Config) *Server {
 	s := &Server{
-		eng:     cfg.Engine,
-		log:     cmp.Or(cfg.Logger, slog.Default()),
-		maxBody: cmp.Or(cfg.MaxBodyBytes, MaxBodyBytesDefault),
-		mux:     http.NewServeMux(),
-		started: time.Now(),
-		auth:    cfg.Auth,
-		buffer:  cfg.Maintenance,
+		eng:       cfg.Engine,
+		log:       cmp.Or(cfg.Logger, slog.Default()),
+		maxBody:   cmp.Or(cfg.MaxBodyBytes, MaxBodyBytesDefault),
+		mux:       http.NewServeMux(),
+		started:   time.Now(),
+		auth:      cfg.Auth,
+		maint:     cfg.Maintenance,
+		retention: cfg.Retention,
+		metrics:   cfg.Metrics,
+		observe:   cfg.Observe,
+		polls:     pollGate{max: int64(cmp.Or(cfg.MaxLongPolls, MaxLongPollsDefault))},
+		timeouts:  cfg.Timeouts.withDefaults(),
+		ids:       newRequestIDs(),
+		streams:   cfg.Streams,
+		traces:    cfg.Traces,
 	}
+	if s.observe == nil {
+		s.observe = func(_ string, next http.Handler) http.Handler { return next }
+	}
+	s.unmatched = s.observe(unmatchedRoute, http.HandlerFunc(s.noRoute))
 	s.routes()
-	s.tierRoutes(cfg.Tiers, cfg.TestClock)
-	for _, register := range cfg.Extra {
-		register(s.mux)
+	if cfg.TestClock != nil {
+		s.testRoutes(cfg.TestClock)
 	}
 	return s
 }
 
-// Handler returns the root handler.
-func (s *Server) Handler() http.Handler { return s.recoverPanics(s.requireToken(s.mux)) }
-
-// Mux exposes the route table so other packages can add routes.
-func (s *Server) Mux() *http.ServeMux { return s.mux }
-
-func (s *Server) routes() {
-	m := s.mux
-	m.HandleFunc("GET /health", s.health)
-	m.HandleFunc("POST /api/v1/push", s.push)
-	m.HandleFunc("GET /api/v1/pop", s.pop)
-	m.HandleFunc("GET /api/v1/pop/queue/{queue}", s.pop)
-	m.HandleFunc("GET /api/v1/pop/queue/{queue}/partition/{partition}", s.pop)
-	m.HandleFunc("POST /api/v1/ack", s.ack)
-	m.HandleFunc("POST /api/v1/ack/batch", s.ackBatch)
-	m.HandleFunc("POST /api/v1/transaction", s.transaction)
-	m.HandleFunc("POST /api/v1/lease/{leaseId}/extend", s.extendLease)
-	m.HandleFunc("POST /api/v1/configure", s.configure)
-	m.HandleFunc("GET /api/v1/resources/queues", s.listQueues)
-	m.HandleFunc("GET /api/v1/resources/queues/{queue}", s.getQueue)
-	m.HandleFunc("DELETE /api/v1/resources/queues/{queue}", s.deleteQueue)
-	s.adminRoutes()
-	m.HandleFunc("/", s.notFound)
+// Handler returns the root handler: request ids, panic recovery, the body
+// read deadline, then the route table.
+func (s *Server) Handler() http.Handler {
+	return s.withRequestID(s.recoverPanics(s.withBodyDeadline(http.HandlerFunc(s.dispatch))))
 }
 
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusNotFound, errorBody("no route for "+r.Method+" "+r.URL.Path+"; see the API reference in docs/api.md"))
-}
+// LongPolls is the number of pops with wait=true in progress.
+func (s *Server) LongPolls() int { return int(s.polls.n.Load()) }
 
 func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -110,19 +124,23 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v)
-				writeJSON(w, http.StatusInternalServerError, errorBody("internal error"))
+				s.log.Error("handler panicked", "request_id", requestID(r), "method", r.Method, "path", r.URL.Path, "panic", v)
+				s.fail(w, r, errPanic)
 			}
 		}()
 		next.ServeHTTP(w, r)
 	})
 }
 
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	if err := s.eng.Pool().Ping(r.Context()); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unhealthy", "database": "unreachable", "error": err.Error()})
-		return
+		s.log.Warn("health check: database unreachable", "request_id", requestID(r), "error", err)
+		w.Header().Set("Retry-After", retryAfterHeader(0))
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unhealthy", "database": "unreachable",
+			"requestId": requestID(r)})
+		return nil
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "healthy", "database": "connected", "engine": "lethe",
 		"uptimeSeconds": int(time.Since(s.started).Seconds())})
+	return nil
 }

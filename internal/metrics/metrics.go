@@ -126,15 +126,13 @@ func (m *Metrics) Hooks() engine.Hooks {
 	}
 }
 
-// Routes serves the text exposition at /metrics/prometheus (Queen's path)
-// and /metrics. It goes into httpapi.Config.Extra.
-func (m *Metrics) Routes(mux *http.ServeMux) {
-	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+// Handler serves the text exposition; httpapi routes /metrics/prometheus
+// (Queen's path) and /metrics to it.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		// A failing collector drops its series, not the whole scrape.
 		ErrorHandling: promhttp.ContinueOnError,
 	})
-	mux.Handle("GET /metrics/prometheus", h)
-	mux.Handle("GET /metrics", h)
 }
 
 // queueLabel returns queue, or otherQueue once MaxQueueLabels distinct

@@ -54,7 +54,8 @@ func TestScrapeCountsTrafficAndReadsLag(t *testing.T) {
 			`lethe_metrics_database_up`:                                                       1,
 			`lethe_maintenance_push_enabled`:                                                  0,
 			`lethe_http_request_duration_seconds_count{code="201",route="POST /api/v1/push"}`: 1,
-			`lethe_http_request_duration_seconds_count{code="404",route="/"}`:                 1,
+			`lethe_http_request_duration_seconds_count{code="404",route="unmatched"}`:         1,
+			`lethe_long_polls_waiting`:                                                        0,
 		}
 		for series, v := range want {
 			got, ok := body[series]
@@ -85,8 +86,8 @@ func TestScrapeNeedsNoToken(t *testing.T) {
 		t.Fatalf("GET queues without a token = %d, want 401", resp.StatusCode)
 	}
 	body := scrape(t, s.URL+"/metrics")
-	if got := body[`lethe_http_request_duration_seconds_count{code="401",route="unmatched"}`]; got != 1 {
-		t.Fatalf("refused request timed %v times under route=unmatched, want 1; have:\n%s", got, lethe(body))
+	if got := body[`lethe_http_request_duration_seconds_count{code="401",route="GET /api/v1/resources/queues"}`]; got != 1 {
+		t.Fatalf("refused request timed %v times under its route, want 1; have:\n%s", got, lethe(body))
 	}
 }
 

@@ -4,24 +4,18 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// unmatchedRoute labels requests no route pattern served (for example those
-// refused by the token check before routing).
-const unmatchedRoute = "unmatched"
-
-// Middleware times every request by its route pattern and status code. It
-// must wrap the ServeMux from outside: the mux records the matched pattern
-// in r.Pattern of the request it was given, which is read after it returns.
-func (m *Metrics) Middleware(next http.Handler) http.Handler {
+// Observe times a route's requests by status code; route is the label (the
+// route's pattern). The HTTP layer wraps each route with it when it
+// registers the route (httpapi.Config.Observe).
+func (m *Metrics) Observe(route string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		route := r.Pattern
-		if route == "" {
-			route = unmatchedRoute
-		}
 		m.duration.WithLabelValues(route, strconv.Itoa(rec.code())).Observe(time.Since(start).Seconds())
 	})
 }
@@ -64,4 +58,13 @@ func (s *statusRecorder) code() int {
 		return http.StatusOK
 	}
 	return s.status
+}
+
+// WatchLongPolls adds lethe_long_polls_waiting, read from count at scrape
+// time.
+func (m *Metrics) WatchLongPolls(count func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "lethe_long_polls_waiting",
+		Help: "Pops with wait=true in progress on this replica (bounded by LETHE_MAX_LONG_POLLS).",
+	}, func() float64 { return float64(count()) }))
 }

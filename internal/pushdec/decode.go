@@ -9,15 +9,22 @@ import "github.com/lethe-mq/lethe/api"
 
 // Decode parses a push body, {"items":[{"queue":..., "partition":...,
 // "payload":..., "transactionId":..., "traceId":...}, ...]}, with the same
-// outcome as json.Unmarshal(body, &api.PushRequest{}): the same inputs are
-// accepted, and the fields get the same values (keys match exactly or
+// outcome as json.Unmarshal(body, &api.PushRequest{}) for every body it
+// accepts: the fields get the same values (keys match exactly or
 // case-insensitively, the last of duplicate keys wins, unknown keys are
 // validated and ignored, null leaves a string empty, "payload": null is
 // RawMessage("null") and a missing payload is nil).
 //
-// Two differences: each Payload aliases body rather than copying it, so the
-// caller must keep body alive and unmodified while it uses the items; and a
-// body that is just null is rejected (json.Unmarshal ignores it).
+// It accepts less than encoding/json: anywhere in the body (keys, unknown
+// members and payloads included) it refuses what PostgreSQL cannot store,
+// which encoding/json would accept or silently rewrite to U+FFFD: bytes
+// that are not UTF-8, \u0000, a lone surrogate escape, and a number
+// validate.NumberProblem refuses (beyond float64's range, for one). Such an
+// error has Unstorable set. A body that is just null is refused too
+// (json.Unmarshal ignores it).
+//
+// Each Payload aliases body rather than copying it, so the caller must keep
+// body alive and unmodified while it uses the items.
 //
 // Every error wraps ErrSyntax and is an *Error naming the byte offset and the
 // field, e.g. "items[3].queue must be a string, got number (at byte 57)".

@@ -37,14 +37,14 @@ func TestDecodeValues(t *testing.T) {
 			want: api.PushRequest{Items: []api.PushItem{{Queue: "a\"\\/\b\f\n\r\té😀"}}},
 		},
 		{
-			name: "lone surrogates become U+FFFD",
-			body: `{"items":[{"queue":"\ud800x\udc00\ud800\ud800\udc00"}]}`,
-			want: api.PushRequest{Items: []api.PushItem{{Queue: "\uFFFDx\uFFFD\uFFFD\U00010000"}}},
+			name: "a surrogate pair is one rune, any case",
+			body: `{"items":[{"queue":"\uD800\uDC00x\udbff\udfff"}]}`,
+			want: api.PushRequest{Items: []api.PushItem{{Queue: "\U00010000x\U0010FFFF"}}},
 		},
 		{
-			name: "invalid UTF-8 becomes U+FFFD per byte",
-			body: "{\"items\":[{\"queue\":\"a\xffb\xed\xa0\x80\"}]}",
-			want: api.PushRequest{Items: []api.PushItem{{Queue: "a\uFFFDb\uFFFD\uFFFD\uFFFD"}}},
+			name: "numbers within float64 and \\u0000 spelled out are stored",
+			body: `{"items":[{"queue":"\\u0000","payload":[1e308,-5e-324,0e-9999,1.5E+3]}]}`,
+			want: api.PushRequest{Items: []api.PushItem{{Queue: `\u0000`, Payload: json.RawMessage(`[1e308,-5e-324,0e-9999,1.5E+3]`)}}},
 		},
 		{
 			name: "keys match case-insensitively, with encoding/json's folding",
@@ -135,6 +135,18 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"items":[{"queue":"q"},]}`, `malformed JSON at byte 24 in items[1]: invalid character ']' looking for beginning of value`},
 		{`{"items":[]} {}`, `malformed JSON at byte 13: invalid character '{' after top-level value`},
 		{`{"odd key!":[}`, `malformed JSON at byte 13 in ["odd key!"]: invalid character '}' looking for beginning of value`},
+		// Well-formed, but PostgreSQL cannot store it.
+		{`{"items":[{"queue":"q","transactionId":"a\u0000b"}]}`, `items[0].transactionId holds \u0000, which PostgreSQL cannot store (at byte 41)`},
+		{`{"items":[{"queue":"\ud800x"}]}`, `items[0].queue holds a lone UTF-16 surrogate escape (\uD800 to \uDFFF without its pair) (at byte 20)`},
+		{`{"items":[{"queue":"\udc00\ud800"}]}`, `items[0].queue holds a lone UTF-16 surrogate escape (\uD800 to \uDFFF without its pair) (at byte 20)`},
+		{`{"items":[{"queue":"\ud800\u0041"}]}`, `items[0].queue holds a lone UTF-16 surrogate escape (\uD800 to \uDFFF without its pair) (at byte 20)`},
+		{"{\"items\":[{\"queue\":\"a\xffb\"}]}", `items[0].queue holds bytes that are not UTF-8 (at byte 21)`},
+		{"{\"items\":[{\"queue\":\"\xed\xa0\x80\"}]}", `items[0].queue holds bytes that are not UTF-8 (at byte 20)`},
+		{`{"items":[{"queue":"q","payload":{"n":1e999999}}]}`, `items[0].payload is a number with an exponent beyond ±9999 (at byte 38)`},
+		{`{"items":[{"queue":"q","payload":[1e400]}]}`, `items[0].payload is a number beyond the range of a float64 (about ±1.8e308) (at byte 34)`},
+		{`{"items":[{"queue":"q","payload":-1e-400}]}`, `items[0].payload is a number too close to zero for a float64 (below about 5e-324) (at byte 33)`},
+		{`{"items":[{"queue":"q","payload":{"\u0000":1}}]}`, `items[0].payload holds \u0000, which PostgreSQL cannot store (at byte 35)`},
+		{`{"x":"\u0000","items":[]}`, `x holds \u0000, which PostgreSQL cannot store (at byte 6)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {

@@ -7,8 +7,9 @@ import (
 )
 
 // ErrSyntax is wrapped by every error Decode returns, whether the body is not
-// JSON at all or is JSON of the wrong shape, so the HTTP layer can answer all
-// of them with 400 by checking errors.Is(err, ErrSyntax).
+// JSON at all, is JSON of the wrong shape or holds a value PostgreSQL cannot
+// store, so the HTTP layer can answer all of them with 400 by checking
+// errors.Is(err, ErrSyntax).
 var ErrSyntax = errors.New("invalid push body")
 
 // Error says what is wrong with a push body and where.
@@ -23,6 +24,9 @@ type Error struct {
 	// Malformed is true when the body is not valid JSON, false when it is
 	// valid JSON of the wrong shape (a number where a string belongs).
 	Malformed bool
+	// Unstorable is true when the body holds a value PostgreSQL cannot
+	// store (see Decode); encoding/json would have accepted it.
+	Unstorable bool
 }
 
 func (e *Error) Error() string {
@@ -45,6 +49,11 @@ func (e *Error) Unwrap() error { return ErrSyntax }
 // malformed reports invalid JSON at off.
 func (d *decoder) malformed(off int, reason string) error {
 	return &Error{Offset: off, Path: d.path(), Reason: reason, Malformed: true}
+}
+
+// unstorable reports a well-formed value at off that cannot be stored.
+func (d *decoder) unstorable(off int, reason string) error {
+	return &Error{Offset: off, Path: d.path(), Reason: reason, Unstorable: true}
 }
 
 // unexpectedEnd reports a body that stops in the middle of a value.

@@ -131,7 +131,11 @@ func (g *generator) value(depth int) {
 			g.b.WriteString(g.pick("01", "1.", ".5", "-", "+1", "1e", "0x1", "nul", "True", `[1,]`, `{"a":1,}`, `{"a"}`))
 			return
 		}
-		g.b.WriteString(g.pick("0", "-0", "1", "-12.5", "1e400", "1E-2", "0.0e+0", "123456789012345678901234567890"))
+		if g.invalid() { // well-formed, but not storable
+			g.b.WriteString(g.pick("1e400", "-1e-400", "1e99999", "0e-20000"))
+			return
+		}
+		g.b.WriteString(g.pick("0", "-0", "1", "-12.5", "1e308", "1E-2", "0.0e+0", "123456789012345678901234567890"))
 	case 2:
 		g.b.WriteString(g.pick("true", "false", "null"))
 	case 3:
@@ -156,8 +160,12 @@ func (g *generator) str() {
 			g.b.WriteString(g.pick("\x1f", `\x`, `\u12`, "\n"))
 			continue
 		}
+		if g.invalid() { // well-formed, but not storable
+			g.b.WriteString(g.pick(`\ud800`, `\udc00`, `\ud800\ud800`, "\xff", "\xed\xa0\x80", "\xc3", `\u0000`, `\ud800\u0041`))
+			continue
+		}
 		g.b.WriteString(g.pick("q", "orders", "é", "😀", `\"`, `\\`, `\/`, `\b\f\n\r\t`, `\u00e9`, `\ud83d\ude00`,
-			`\ud800`, `\udc00`, `\ud800\ud800`, "\xff", "\xed\xa0\x80", "\xc3", `\u0000`, "\u212a", `\uDBFF\uDFFF`))
+			"\u212a", `\uDBFF\uDFFF`, `\u0001`, "\u0085", `\\u0000`))
 	}
 	g.b.WriteByte('"')
 }

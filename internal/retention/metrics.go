@@ -29,6 +29,7 @@ type collectors struct {
 	heldMessages      *prometheus.GaugeVec
 	heldBytes         *prometheus.GaugeVec
 	quarantined       *prometheus.GaugeVec
+	reclaimed         *prometheus.CounterVec
 }
 
 func newCollectors() *collectors {
@@ -63,7 +64,7 @@ func newCollectors() *collectors {
 		}),
 		stepFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_retention_step_failures_total",
-			Help: "Steps that failed, by phase (worklist, retention, txns, eviction, cleanup); each is logged with its partition and error, and the cycle goes on with the rest.",
+			Help: "Steps that failed, by phase (worklist, retention, txns, eviction, reclaim, cleanup); each is logged with its partition and error, and the cycle goes on with the rest.",
 		}, []string{"phase"}),
 		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_retention_cycles_total",
@@ -106,6 +107,10 @@ func newCollectors() *collectors {
 			Name: "lethe_quarantined_messages",
 			Help: "Dead letters of each queue not yet replayed or deleted, counted at the last tier check.",
 		}, []string{"queue"}),
+		reclaimed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_reclaimed_rows_total",
+			Help: "Rows the reclaim phase deleted outside the segment log, by rule (stream_query_retired, stream_state_idle, trace_retention).",
+		}, []string{"rule"}),
 	}
 }
 
@@ -114,7 +119,7 @@ func (s *Service) Register(reg prometheus.Registerer) error {
 	m := s.metrics
 	for _, c := range []prometheus.Collector{m.segments, m.frames, m.bytes, m.txnsPurged, m.partitionsDeleted,
 		m.metricsPurged, m.purgeFailures, m.stepFailures, m.cycles, m.skipped, m.cycleDuration, m.oldestAge, m.windowLag,
-		m.moved, m.leavesDropped, m.heldMessages, m.heldBytes, m.quarantined} {
+		m.moved, m.leavesDropped, m.heldMessages, m.heldBytes, m.quarantined, m.reclaimed} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -3,6 +3,8 @@ package retention
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,6 +90,8 @@ type CycleResult struct {
 	MetricsPurged     int64
 	DeadLettersPurged int64
 	MetricsPurgeErr   error
+	// Reclaimed counts the rows each reclaim rule deleted.
+	Reclaimed map[string]int64
 	// Failures are the steps that failed while the cycle went on.
 	Failures []StepFailure
 	Elapsed  time.Duration
@@ -157,7 +161,7 @@ func (r CycleResult) Total() Amount {
 func (r CycleResult) DeletedAnything() bool {
 	return r.Total().Segments > 0 || r.TxnsPurged > 0 || r.PartitionsDeleted > 0 ||
 		r.SubscriptionsDeleted > 0 || r.MetricsPurged > 0 || r.LeavesDropped > 0 || r.QuarantinePurged > 0 ||
-		r.TierMove.Segments > 0 || r.HeldMove.Segments > 0 || r.ChangesFinished > 0
+		r.TierMove.Segments > 0 || r.HeldMove.Segments > 0 || r.ChangesFinished > 0 || len(r.Reclaimed) > 0
 }
 
 func (r *CycleResult) amount(rule string) *Amount {
@@ -204,6 +208,9 @@ func (r CycleResult) summary() string {
 		line += fmt.Sprintf(" tier_dropped_frames=%d held_dropped_frames=%d held_moved_frames=%d tier_moved_frames=%d tier_change_deleted_frames=%d leaves_dropped=%d quarantine_purged=%d",
 			r.TierDrop.Frames, r.HeldDrop.Frames, r.HeldMove.Frames, r.TierMove.Frames, r.TierChange.Frames,
 			r.LeavesDropped, r.QuarantinePurged)
+	}
+	for _, rule := range slices.Sorted(maps.Keys(r.Reclaimed)) {
+		line += fmt.Sprintf(" %s=%d", rule, r.Reclaimed[rule])
 	}
 	if len(r.Failures) > 0 {
 		line += fmt.Sprintf(" failed_steps=%d", len(r.Failures))

@@ -1,11 +1,6 @@
 package retention
 
 import (
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 )
@@ -63,100 +58,6 @@ func TestStatusIsADryRunOfTheNextCycle(t *testing.T) {
 	}
 	if _, err := e.svc.Status(e.ctx, "nope"); err == nil {
 		t.Fatal("status of an unknown queue did not fail")
-	}
-}
-
-func TestHTTPEndpoints(t *testing.T) {
-	t.Parallel()
-	e := setup(t)
-	e.configure("q", map[string]any{"retentionEnabled": true, "retentionSeconds": 600, "maxWaitTimeSeconds": 30})
-	e.pushSegment("q", "p", 3)
-	e.pop("q", "p", "g", 3)
-	e.clock.Advance(2 * time.Minute)
-	e.cycle()
-	mux := http.NewServeMux()
-	e.svc.Routes(mux)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-
-	var series RetentionSeries
-	get(t, srv.URL+"/api/v1/analytics/retention?queue=q", http.StatusOK, &series)
-	if series.BucketMinutes != 15 || len(series.Series) != 1 || series.Totals.EvictionMsgs != 3 ||
-		series.Totals.TotalMsgs != 3 || series.Totals.EventCount != 1 {
-		t.Fatalf("analytics = %+v", series)
-	}
-	var raw map[string]any
-	get(t, srv.URL+"/api/v1/analytics/retention", http.StatusOK, &raw)
-	for _, k := range []string{"timeRange", "bucketMinutes", "series", "totals"} {
-		if _, ok := raw[k]; !ok {
-			t.Fatalf("analytics answer lacks %q: %v", k, raw)
-		}
-	}
-	bucket := raw["series"].([]any)[0].(map[string]any)
-	for _, k := range []string{"bucket", "retentionMsgs", "completedRetentionMsgs", "evictionMsgs", "totalMsgs", "eventCount"} {
-		if _, ok := bucket[k]; !ok {
-			t.Fatalf("series bucket lacks %q: %v", k, bucket)
-		}
-	}
-
-	var hist struct{ Entries []HistoryEntry }
-	get(t, srv.URL+"/api/v1/retention/history?queue=q&lostOnly=true", http.StatusOK, &hist)
-	if len(hist.Entries) != 1 || hist.Entries[0].Lost[0].Group != "g" || hist.Entries[0].Lost[0].Leased != 3 {
-		t.Fatalf("history = %+v, want g's loss of 3 leased messages", hist.Entries)
-	}
-
-	var stats PostgresStats
-	get(t, srv.URL+"/api/v1/analytics/postgres-stats", http.StatusOK, &stats)
-	tables := map[string]bool{}
-	for _, tb := range stats.Tables {
-		tables[tb.Table] = true
-	}
-	for _, name := range []string{"lethe.segments", "lethe.txns", "lethe.partitions", "lethe.cursors", "lethe.dead_letters",
-		"lethe.subscriptions", "lethe.queues", "lethe.settings", "lethe.retention_history", "lethe.retention_runs"} {
-		if !tables[name] {
-			t.Fatalf("postgres-stats lacks %s: %v", name, tables)
-		}
-	}
-	if stats.Tables[0].TotalBytes < stats.Tables[len(stats.Tables)-1].TotalBytes {
-		t.Fatal("tables are not sorted largest first")
-	}
-
-	var st Status
-	get(t, srv.URL+"/api/v1/retention/status?queue=q", http.StatusOK, &st)
-	if len(st.Queues) != 1 || st.Queues[0].Rules.RetentionSeconds != 600 {
-		t.Fatalf("status = %+v", st)
-	}
-	for url, status := range map[string]int{
-		"/api/v1/retention/status?queue=nope":                       http.StatusNotFound,
-		"/api/v1/analytics/retention?from=yesterday":                http.StatusBadRequest,
-		"/api/v1/analytics/retention?from=2030-01-03&to=2030-01-02": http.StatusBadRequest,
-		"/api/v1/retention/history?limit=0":                         http.StatusBadRequest,
-		"/api/v1/retention/history?rule=ttl":                        http.StatusBadRequest,
-	} {
-		var body map[string]string
-		get(t, srv.URL+url, status, &body)
-		if body["error"] == "" {
-			t.Fatalf("%s: no error message", url)
-		}
-	}
-}
-
-func get(t *testing.T, url string, wantStatus int, out any) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != wantStatus {
-		t.Fatalf("GET %s = %d %s, want %d", url, resp.StatusCode, body, wantStatus)
-	}
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		t.Fatalf("GET %s: content type %q", url, resp.Header.Get("Content-Type"))
-	}
-	if err := json.Unmarshal(body, out); err != nil {
-		t.Fatalf("GET %s: %v in %s", url, err, body)
 	}
 }
 

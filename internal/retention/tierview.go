@@ -115,14 +115,15 @@ func (s *Service) changes(ctx context.Context, queue string) ([]api.RetentionCha
 
 // RunFull runs one whole cycle now, the tier check included, waiting for
 // another replica's cycle to end first (POST /api/v1/test/retention/run).
-func (s *Service) RunFull(ctx context.Context) (any, error) {
+func (s *Service) RunFull(ctx context.Context) (*FullRun, error) {
 	for {
 		res, err := s.RunFullCycle(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if !res.Skipped {
-			return fullRunAnswer(res), nil
+			out := fullRunAnswer(res)
+			return &out, nil
 		}
 		select {
 		case <-ctx.Done():

@@ -17,6 +17,21 @@ type client struct {
 	t     *testing.T
 	url   string
 	token string
+	// operator is the token of the test routes (operator role) when auth
+	// is on.
+	operator string
+}
+
+// asOperator runs f with the operator token.
+func (c *client) asOperator(f func()) {
+	if c.operator == "" {
+		f()
+		return
+	}
+	saved := c.token
+	c.token = c.operator
+	defer func() { c.token = saved }()
+	f()
 }
 
 // do sends a request and requires the status; out, when not nil, gets the
@@ -49,14 +64,14 @@ func (c *client) do(method, path, body string, status int, out any) {
 
 func (c *client) advance(d string) {
 	c.t.Helper()
-	c.do("POST", "/api/v1/test/clock", `{"advance":"`+d+`"}`, 200, nil)
+	c.asOperator(func() { c.do("POST", "/api/v1/test/clock", `{"advance":"`+d+`"}`, 200, nil) })
 }
 
 // run runs one full retention cycle and requires it to have no failure.
 func (c *client) run() retention.FullRun {
 	c.t.Helper()
 	var r retention.FullRun
-	c.do("POST", "/api/v1/test/retention/run", "", 200, &r)
+	c.asOperator(func() { c.do("POST", "/api/v1/test/retention/run", "", 200, &r) })
 	if len(r.Failures) > 0 {
 		c.t.Fatalf("retention run failed: %v", r.Failures)
 	}

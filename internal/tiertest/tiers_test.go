@@ -91,7 +91,8 @@ func TestDeadLetterSurvivesItsPartition(t *testing.T) {
 func TestShorterTierWaitsForConfirmAndDeletesWhatItAnnounced(t *testing.T) {
 	t.Parallel()
 	c := replica(t, func(s *config.Server) { s.OperatorToken, s.AuthToken = "op", "user" })
-	c.token = "user"
+	c.token, c.operator = "user", "op"
+	c.do("POST", "/api/v1/test/clock", `{"advance":"1h"}`, 403, nil) // the test routes need the operator
 	c.do("POST", "/api/v1/push", `{"items":[{"queue":"q","payload":1},{"queue":"q","payload":2},{"queue":"q","payload":3}]}`, 201, nil)
 	c.consume("q", "g", 3)
 	c.advance("240h")

@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/lethe-mq/lethe/internal/apierr"
+	"github.com/lethe-mq/lethe/internal/validate"
+)
+
+// readBody reads the whole request body within the size limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		return nil, apierr.New(apierr.TooLarge, "request body is larger than %d bytes", maxErr.Limit)
+	case err != nil:
+		return nil, apierr.New(apierr.Invalid, "reading the request body failed: %s", err.Error())
+	case len(bytes.TrimSpace(body)) == 0:
+		return nil, apierr.New(apierr.Invalid, "request body is empty; send a JSON object")
+	}
+	return body, nil
+}
+
+// decode reads a JSON body into v: exactly one value (trailing bytes are an
+// error), within the size limit, holding nothing PostgreSQL cannot store
+// (validate.Storable), with type errors described so a person can fix the
+// request.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var syntaxErr *json.SyntaxError
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syntaxErr):
+			return apierr.New(apierr.Invalid, "malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())
+		case errors.As(err, &typeErr):
+			field := fieldName(typeErr)
+			return apierr.Field(apierr.Invalid, field, "%s must be %s, got a JSON %s", field, typeErr.Type, typeErr.Value)
+		default:
+			return apierr.New(apierr.Invalid, "malformed JSON: %s", err.Error())
+		}
+	}
+	// After Unmarshal, which reports malformed JSON best: encoding/json
+	// turns bad UTF-8 and lone surrogates into U+FFFD silently.
+	return validate.Storable(body)
+}
+
+func fieldName(e *json.UnmarshalTypeError) string {
+	if e.Field == "" {
+		return "the body"
+	}
+	return strings.TrimPrefix(e.Field, ".")
+}

@@ -1,0 +1,130 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/httpapi"
+)
+
+// concretePath fills a route pattern's {params} with plausible values.
+func concretePath(pattern string) (method, path string) {
+	method, path, _ = strings.Cut(pattern, " ")
+	r := strings.NewReplacer("{queue}", "rq", "{group}", "rg", "{partition}", "rp", "{leaseId}", uuid.NewString(),
+		"{id}", "1", "{partitionId}", uuid.NewString(), "{transactionId}", "t")
+	return method, r.Replace(path)
+}
+
+func doWithToken(t *testing.T, method, url, token, body string) coreResult {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return coreResult{resp.StatusCode, resp.Header, b}
+}
+
+// Every route in docs/api.md's table (which is the server's route table)
+// refuses callers below its role and lets its role through.
+func TestEveryRouteEnforcesItsRole(t *testing.T) {
+	t.Parallel()
+	// With the test clock on, so the test-only routes are served too.
+	r := startCoreReplica(t, func(c *config.Server) { c.AuthToken, c.OperatorToken, c.TestClock = "plain", "op", true })
+	routes := httpapi.DocRoutes(t)
+	if len(routes) < 40 {
+		t.Fatalf("only %d routes documented", len(routes))
+	}
+	for _, rt := range routes {
+		method, path := concretePath(rt.Pattern)
+		body := ""
+		if method == "POST" {
+			body = `{}`
+		}
+		refused := func(token string) bool {
+			res := doWithToken(t, method, r.url+path, token, body)
+			return res.status == http.StatusUnauthorized || res.status == http.StatusForbidden
+		}
+		switch rt.Role {
+		case "public":
+			if refused("") {
+				t.Errorf("%s is public but refuses a caller without a token", rt.Pattern)
+			}
+		case "token", "token; operator to delete more":
+			if !refused("") || refused("plain") || refused("op") {
+				t.Errorf("%s (token): without a token refused=%v, plain refused=%v, operator refused=%v; want true, false, false",
+					rt.Pattern, refused(""), refused("plain"), refused("op"))
+			}
+		case "operator", "operator; test clock only":
+			if !refused("") || !refused("plain") || refused("op") {
+				t.Errorf("%s (operator): without a token refused=%v, plain refused=%v, operator refused=%v; want true, true, false",
+					rt.Pattern, refused(""), refused("plain"), refused("op"))
+			}
+		default:
+			t.Errorf("%s: unknown role %q in docs/api.md", rt.Pattern, rt.Role)
+		}
+	}
+}
+
+// configure with the plain token may change anything but what lets
+// retention delete more than the queue's current options do.
+func TestConfigureNeedsTheOperatorToDeleteMore(t *testing.T) {
+	t.Parallel()
+	r := startCoreReplica(t, func(c *config.Server) { c.AuthToken, c.OperatorToken = "plain", "op" })
+	configure := func(token, options string) int {
+		t.Helper()
+		res := doWithToken(t, "POST", r.url+"/api/v1/configure", token, `{"queue":"cq","options":`+options+`}`)
+		if res.status != http.StatusOK && res.status != http.StatusForbidden {
+			t.Fatalf("configure %s: %d %s", options, res.status, res.body)
+		}
+		return res.status
+	}
+	for _, c := range []struct {
+		token, options string
+		want           int
+	}{
+		{"plain", `{"retentionSeconds":3600}`, 403},       // new queue: set from 0
+		{"plain", `{"leaseTime":60,"retryLimit":5}`, 200}, // creates it, deletes nothing
+		{"plain", `{"retentionEnabled":true}`, 403},       // turns a rule on
+		{"op", `{"retentionEnabled":true,"retentionSeconds":3600,"completedRetentionSeconds":600,"maxWaitTimeSeconds":7200}`, 200},
+		{"plain", `{"retentionSeconds":60}`, 403},                    // lowers
+		{"plain", `{"retentionSeconds":7200}`, 200},                  // raises: deletes later
+		{"plain", `{"completedRetentionSeconds":60}`, 403},           // lowers
+		{"plain", `{"completedRetentionSeconds":0}`, 200},            // turns it off
+		{"plain", `{"completedRetentionSeconds":600}`, 403},          // set from 0
+		{"plain", `{"maxWaitTimeSeconds":9000}`, 403},                // any change
+		{"plain", `{"maxWaitTimeSeconds":7200,"leaseTime":30}`, 200}, // the same value
+		{"plain", `{"retentionEnabled":false}`, 200},                 // turns it off
+		{"op", `{"maxWaitTimeSeconds":1}`, 200},
+	} {
+		if got := configure(c.token, c.options); got != c.want {
+			t.Errorf("configure %s with the %s token = %d, want %d", c.options, c.token, got, c.want)
+		}
+	}
+	var q struct {
+		Options struct{ RetentionSeconds, MaxWaitTimeSeconds, LeaseTime int }
+	}
+	res := doWithToken(t, "GET", r.url+"/api/v1/resources/queues/cq", "plain", "")
+	if err := json.Unmarshal(res.body, &q); err != nil || q.Options.RetentionSeconds != 7200 || q.Options.MaxWaitTimeSeconds != 1 || q.Options.LeaseTime != 30 {
+		t.Fatalf("queue after the configures: %s (%v)", res.body, err)
+	}
+}
