@@ -10,7 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/tier"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 // States of a tier change (lethe.retention_changes), and Queued for a
@@ -26,9 +28,9 @@ const (
 // confirmation.
 var ErrNothingToConfirm = fmt.Errorf("%w: no retention change awaits confirmation", ErrNotFound)
 
-// defaultQueueOptions are Queen's defaults with the server's tier and
-// quarantined defaults.
-func (e *Engine) defaultQueueOptions() api.QueueOptions {
+// NewQueueOptions are a new queue's options: Queen's defaults with the
+// server's tier and quarantined defaults.
+func (e *Engine) NewQueueOptions() api.QueueOptions {
 	o := api.DefaultQueueOptions()
 	o.RetentionTier, o.Quarantined = e.cfg.DefaultRetentionTier, e.cfg.DefaultQuarantined
 	return o
@@ -37,23 +39,24 @@ func (e *Engine) defaultQueueOptions() api.QueueOptions {
 // normalizeTierOptions checks retentionTier, quarantined and
 // requiredGroups and writes them in their canonical form: a tier's day
 // spelling becomes its week one, groups are sorted without repeats.
-func normalizeTierOptions(o *api.QueueOptions) error {
-	if o.RetentionTier != "" {
+func normalizeTierOptions(o *api.QueueOptions, raw json.RawMessage) error {
+	// Named, they must hold a value: "" is neither a tier nor a policy.
+	if o.RetentionTier != "" || namesOption(raw, "retentionTier") {
 		t, err := tier.Parse(o.RetentionTier)
 		if err != nil {
-			return invalidf("options.%v", err)
+			return apierr.Field(apierr.Invalid, "options.retentionTier", "options.%v", err)
 		}
 		o.RetentionTier = string(t)
 	}
-	if o.Quarantined != "" {
+	if o.Quarantined != "" || namesOption(raw, "quarantined") {
 		q, err := tier.ParseQuarantined(o.Quarantined)
 		if err != nil {
-			return invalidf("options.%v", err)
+			return apierr.Field(apierr.Invalid, "options.quarantined", "options.%v", err)
 		}
 		o.Quarantined = string(q)
 	}
-	for _, g := range o.RequiredGroups {
-		if err := ValidateName("options.requiredGroups: consumer group", g); err != nil {
+	for i, g := range o.RequiredGroups {
+		if err := validate.Name(fmt.Sprintf("options.requiredGroups[%d]", i), g); err != nil {
 			return err
 		}
 	}
@@ -79,10 +82,14 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// tierApplied is lethe.request_tier's outcome for a tier set at once with
+// nothing to settle.
+const tierApplied = "applied"
+
 // requestTier asks lethe.request_tier for queue qid to have tier t, on
-// tx, and answers the change it left (nil when the tier changed with
-// nothing to move, or did not change).
-func requestTier(ctx context.Context, tx pgx.Tx, qid int64, queue, t string, now time.Time) (*api.RetentionChange, error) {
+// tx, and answers its outcome and the change it left (nil when the tier
+// changed with nothing to move, or did not change).
+func requestTier(ctx context.Context, tx pgx.Tx, qid int64, queue, t string, now time.Time) (string, *api.RetentionChange, error) {
 	var outcome string
 	var from, to, state *string
 	var del, delB, mov, movB, hold, holdB *int64
@@ -90,10 +97,10 @@ func requestTier(ctx context.Context, tx pgx.Tx, qid int64, queue, t string, now
 		move_messages, move_bytes, hold_messages, hold_bytes FROM lethe.request_tier($1, $2, $3)`, qid, t, now).
 		Scan(&outcome, &from, &to, &state, &del, &delB, &mov, &movB, &hold, &holdB)
 	if err != nil {
-		return nil, fmt.Errorf("request tier %s: %w", t, err)
+		return "", nil, fmt.Errorf("request tier %s: %w", t, err)
 	}
 	if state == nil {
-		return nil, nil
+		return outcome, nil, nil
 	}
 	c := &api.RetentionChange{Queue: queue, From: *from, To: *to, State: *state, RequestedAt: now,
 		Delete: api.Amount{Messages: *del, Bytes: *delB}, Move: api.Amount{Messages: *mov, Bytes: *movB},
@@ -101,7 +108,7 @@ func requestTier(ctx context.Context, tx pgx.Tx, qid int64, queue, t string, now
 	if outcome == ChangeQueued {
 		c.Next, c.State = t, ChangeQueued
 	}
-	return c, nil
+	return outcome, c, nil
 }
 
 // ConfirmTierChange applies the shortening awaiting confirmation on queue:

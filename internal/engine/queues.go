@@ -11,6 +11,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/store"
+	"github.com/lethe-mq/lethe/internal/tier"
 )
 
 // ParseQueueOptions decodes configure options over base, rejecting unknown
@@ -47,7 +48,7 @@ func ParseQueueOptions(raw json.RawMessage, base api.QueueOptions) (api.QueueOpt
 			return base, invalidf("options.%s must be between %d and %d, got %d", c.name, c.lo, c.hi, c.v)
 		}
 	}
-	if err := normalizeTierOptions(&opts); err != nil {
+	if err := normalizeTierOptions(&opts, raw); err != nil {
 		return base, err
 	}
 	return opts, nil
@@ -70,10 +71,22 @@ type QueueInfo = api.Queue
 // holding data is not applied but left awaiting confirmation, and the
 // answer says so (RetentionChange).
 func (e *Engine) Configure(ctx context.Context, req api.ConfigureRequest) (*api.ConfigureResponse, error) {
+	return e.ConfigureGuarded(ctx, req, nil)
+}
+
+// ShortenGuard is asked, inside a configure's transaction, before a
+// shorter retentionTier applies at once to an existing queue (it holds
+// nothing the change would settle, so no confirmation is asked); an error
+// undoes the whole configure.
+type ShortenGuard func(queue, from, to string) error
+
+// ConfigureGuarded is Configure with guard (nil: none) asked before a
+// shorter retentionTier applies without confirmation.
+func (e *Engine) ConfigureGuarded(ctx context.Context, req api.ConfigureRequest, guard ShortenGuard) (*api.ConfigureResponse, error) {
 	if err := ValidateName("queue", req.Queue); err != nil {
 		return nil, err
 	}
-	base := e.defaultQueueOptions()
+	base := e.NewQueueOptions()
 	cur, err := e.GetQueue(ctx, req.Queue)
 	if err == nil {
 		base = cur.Options
@@ -95,7 +108,12 @@ func (e *Engine) Configure(ctx context.Context, req api.ConfigureRequest) (*api.
 		if cur == nil || !namesOption(req.Options, "retentionTier") {
 			return nil
 		}
-		change, err = requestTier(ctx, tx, qid, req.Queue, opts.RetentionTier, e.clock.Now())
+		var outcome string
+		outcome, change, err = requestTier(ctx, tx, qid, req.Queue, opts.RetentionTier, e.clock.Now())
+		if err == nil && guard != nil && outcome == tierApplied &&
+			tier.Tier(opts.RetentionTier).Shorter(tier.Tier(cur.Options.RetentionTier)) {
+			err = guard(req.Queue, cur.Options.RetentionTier, opts.RetentionTier)
+		}
 		return err
 	})
 	if err != nil {

@@ -26,7 +26,7 @@ func tierCases() []badRequest {
 		`{"advance":36}`, `{"advance":"1h\u0000"}`, `{"advance":"1h"} x`, `[]`} {
 		out = append(out, req("POST", "/api/v1/test/clock", body, bad))
 	}
-	for _, options := range []string{`{"retentionTier":"5d"}`, `{"retentionTier":7}`,
+	for _, options := range []string{`{"retentionTier":"5d"}`, `{"retentionTier":7}`, `{"retentionTier":""}`,
 		`{"quarantined":"maybe"}`, `{"requiredGroups":"g1"}`, `{"requiredGroups":["g\u0000"]}`,
 		`{"requiredGroups":[" "]}`, `{"requiredGroups":[1]}`} {
 		out = append(out, req("POST", "/api/v1/configure", `{"queue":"seed","options":`+options+`}`, bad))
