@@ -31,6 +31,8 @@ func newApplyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply FILE",
 		Short: "Apply a queues file: show the plan, then configure each queue",
+		Example: `  lethe apply queues.yaml --dry-run
+  lethe apply queues.yaml`,
 		Long: `Check a queues file (as lethe validate does), show the plan (each queue
 to create, each option that changes from what the server has), then
 configure the queues. A shorter retentionTier on a queue holding data is

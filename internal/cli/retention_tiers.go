@@ -23,6 +23,8 @@ func addTierCommands(cmd *cobra.Command) {
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return o.Run(cmd.Context(), cmd.OutOrStdout()) }
 	addClientFlags(cmd, &o.clientFlags)
 	cmd.AddCommand(newRetentionExplainCmd(), newRetentionConfirmCmd())
+	cmd.Short += ", time partitions and tier changes"
+	cmd.Example = "  lethe retention\n" + cmd.Example
 	cmd.Long += `
   lethe retention                   time partitions (tier, range, rows, bytes, drop time), the held area by month and queue, tier changes
   lethe retention explain QUEUE     every rule that deletes the queue's messages, with its bounds
@@ -109,7 +111,9 @@ func newRetentionExplainCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain QUEUE",
 		Short: "State every rule that deletes a queue's messages, with the bounds of a message's life",
-		Args:  oneArg("a queue", "lethe retention explain orders"),
+		Example: `  lethe retention explain orders
+  lethe retention explain orders --json`,
+		Args: oneArg("a queue", "lethe retention explain orders"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.queue = args[0]
 			return o.Run(cmd.Context(), cmd.OutOrStdout())
@@ -153,6 +157,7 @@ type retentionConfirmOptions struct {
 	queue  string
 	noWait bool
 	every  time.Duration
+	errOut io.Writer // the progress bar's
 }
 
 func newRetentionConfirmCmd() *cobra.Command {
@@ -160,9 +165,11 @@ func newRetentionConfirmCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "confirm QUEUE",
 		Short: "Apply the shorter retentionTier waiting for confirmation on a queue (operator token), with a progress bar",
-		Args:  oneArg("a queue", "lethe retention confirm orders"),
+		Example: `  lethe retention confirm orders --operator-token "$OP_TOKEN"
+  lethe retention confirm orders --no-wait`,
+		Args: oneArg("a queue", "lethe retention confirm orders"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.queue = args[0]
+			o.queue, o.errOut = args[0], cmd.ErrOrStderr()
 			return o.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
@@ -172,7 +179,7 @@ func newRetentionConfirmCmd() *cobra.Command {
 }
 
 func (o *retentionConfirmOptions) Run(ctx context.Context, w io.Writer) error {
-	c, err := o.newClient()
+	c, err := o.newOperatorClient()
 	if err != nil {
 		return err
 	}
@@ -192,12 +199,15 @@ func (o *retentionConfirmOptions) Run(ctx context.Context, w io.Writer) error {
 	return o.follow(ctx, w, total)
 }
 
-// follow draws the change's progress until it is done.
+// follow shows the change's progress (messages settled of those announced)
+// on stderr until it is done.
 func (o *retentionConfirmOptions) follow(ctx context.Context, w io.Writer, total int64) error {
 	c, err := o.newClient()
 	if err != nil {
 		return err
 	}
+	bar := newProgress(o.errOut, "settling "+o.queue, int(total))
+	defer bar.Finish()
 	for {
 		var v api.RetentionView
 		if err := c.Do(ctx, http.MethodGet, "/api/v1/retention/tiers", nil, &v); err != nil {
@@ -210,26 +220,17 @@ func (o *retentionConfirmOptions) follow(ctx context.Context, w io.Writer, total
 			}
 		}
 		if cur == nil {
-			fmt.Fprintf(w, "\r%s done\n", progressBar(total, total))
+			bar.Add(bar.total - bar.done)
+			fmt.Fprintf(w, "%s: the change is done\n", o.queue)
 			return nil
 		}
-		fmt.Fprintf(w, "\r%s %d messages left", progressBar(total-cur.Left, total), cur.Left)
+		if n := int(total-cur.Left) - bar.done; n > 0 {
+			bar.Add(n)
+		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(w)
 			return fmt.Errorf("stopped following; the change goes on in the background (lethe retention shows it): %w", ctx.Err())
 		case <-time.After(o.every):
 		}
 	}
-}
-
-// progressBar draws done of total as [####....] 42%.
-func progressBar(done, total int64) string {
-	const width = 30
-	if total <= 0 {
-		total, done = 1, 1
-	}
-	done = min(max(done, 0), total)
-	n := int(done * width / total)
-	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + fmt.Sprintf("] %3d%%", done*100/total)
 }

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,13 +59,50 @@ func TestApplyConfirmAndViews(t *testing.T) {
 	out = mustLethe(t, "", "retention", "explain", "orders", "--server", srv.URL)
 	wantContains(t, out, "tier forever", "WAITS FOR CONFIRMATION")
 
-	out = mustLethe(t, "", "retention", "confirm", "orders", "--no-wait", "--server", srv.URL)
-	wantContains(t, out, "forever -> 1w confirmed: deleting 0 messages")
-	if _, err := lethe(t, "", "retention", "confirm", "orders", "--server", srv.URL); err == nil ||
+	// confirm follows the change on stderr until a retention cycle settles it.
+	type result struct {
+		out, progress string
+		err           error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errOut bytes.Buffer
+		root := NewRoot(&out, &errOut)
+		root.SetArgs([]string{"retention", "confirm", "orders", "--server", srv.URL})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := root.ExecuteContext(ctx)
+		done <- result{out.String(), errOut.String(), err}
+	}()
+	var res result
+	for waiting := true; waiting; {
+		runRetention(t, srv.URL)
+		select {
+		case res = <-done:
+			waiting = false
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if res.err != nil {
+		t.Fatalf("retention confirm: %v\n%s", res.err, res.out)
+	}
+	wantContains(t, res.out, "forever -> 1w confirmed: deleting 0 messages", "orders: the change is done")
+	wantContains(t, res.progress, "settling orders: 1/1 (100%)")
+	if _, err := lethe(t, "", "retention", "confirm", "orders", "--no-wait", "--server", srv.URL); err == nil ||
 		!strings.Contains(err.Error(), "no retention change awaits confirmation") {
 		t.Fatalf("a second confirm = %v", err)
 	}
-	if got := progressBar(1, 4); got != "[#######.......................]  25%" {
-		t.Fatalf("progress bar = %q", got)
+}
+
+// runRetention runs one full retention cycle over the test route.
+func runRetention(t *testing.T, url string) {
+	t.Helper()
+	resp, err := http.Post(url+"/api/v1/test/retention/run", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("retention run answered %d", resp.StatusCode)
 	}
 }

@@ -21,8 +21,9 @@ type validateOptions struct {
 func newValidateCmd() *cobra.Command {
 	o := &validateOptions{}
 	return &cobra.Command{
-		Use:   "validate FILE",
-		Short: "Check a queues file offline: every error with its line and the allowed values",
+		Use:     "validate FILE",
+		Short:   "Check a queues file offline: every error with its line and the allowed values",
+		Example: `  lethe validate queues.yaml`,
 		Long: `Check a declarative queues file (YAML) without a server:
 
   queues:
