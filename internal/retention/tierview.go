@@ -3,6 +3,7 @@ package retention
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -145,13 +146,18 @@ type FullRun struct {
 	LeavesDropped    int       `json:"leavesDropped"`
 	QuarantinePurged int64     `json:"quarantinePurged"`
 	ChangesFinished  int       `json:"changesFinished"`
-	Failures         []string  `json:"failures"`
+	// Reclaimed counts the rows each reclaim rule deleted (streams' state,
+	// traces).
+	Reclaimed map[string]int64 `json:"reclaimed"`
+	Failures  []string         `json:"failures"`
 }
 
 func fullRunAnswer(res CycleResult) FullRun {
 	out := FullRun{StartedAt: res.StartedAt, Deleted: res.Total(), TierDropped: res.TierDrop, HeldDropped: res.HeldDrop,
 		TierChange: res.TierChange, HeldMoved: res.HeldMove, TierMoved: res.TierMove, LeavesDropped: res.LeavesDropped,
-		QuarantinePurged: res.QuarantinePurged, ChangesFinished: res.ChangesFinished, Failures: []string{}}
+		QuarantinePurged: res.QuarantinePurged, ChangesFinished: res.ChangesFinished,
+		Reclaimed: map[string]int64{}, Failures: []string{}}
+	maps.Copy(out.Reclaimed, res.Reclaimed)
 	for _, f := range res.Failures {
 		out.Failures = append(out.Failures, f.Error())
 	}
