@@ -24,6 +24,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/pgembed"
 	"github.com/lethe-mq/lethe/internal/pushbuffer"
 	"github.com/lethe-mq/lethe/internal/retention"
+	"github.com/lethe-mq/lethe/internal/version"
 )
 
 // App is a running replica.
@@ -133,7 +134,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 			log.Error("HTTP server stopped", "error", err)
 		}
 	}()
-	log.Info("lethe listening", "addr", a.Listener.Addr().String())
+	log.Info("lethe listening", "addr", a.Listener.Addr().String(), "version", version.String())
 	ok = true
 	return a, nil
 }

@@ -14,6 +14,7 @@ const (
 // equal. Everything that can delete or skip data needs the operator.
 func (s *Server) routes() {
 	s.handle("GET /health", public, s.health)
+	s.handle("GET /ready", public, s.ready)
 	s.handle("GET /metrics/prometheus", public, s.serveMetrics)
 	s.handle("GET /metrics", public, s.serveMetrics)
 
