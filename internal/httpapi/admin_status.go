@@ -10,7 +10,6 @@ import (
 	"github.com/lethe-mq/lethe/internal/version"
 )
 
-
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
 	o, err := s.eng.Overview(r.Context())
 	if err != nil {
