@@ -13,10 +13,12 @@ const (
 // docs/api.md has the same table; TestRouteTableMatchesTheDocs keeps them
 // equal. Everything that can delete or skip data needs the operator.
 func (s *Server) routes() {
+	s.dashboardRoutes()
 	s.handle("GET /health", public, s.health)
 	s.handle("GET /ready", public, s.ready)
 	s.handle("GET /metrics/prometheus", public, s.serveMetrics)
 	s.handle("GET /metrics", public, s.serveMetrics)
+	s.handle("GET /api/v1/openapi.json", public, s.openAPIDocument)
 
 	s.handle("POST /api/v1/push", token, s.push)
 	s.handle("GET /api/v1/pop", token, s.pop)
