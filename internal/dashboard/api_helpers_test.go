@@ -55,7 +55,10 @@ func (c *apiClient) call(method, path, body string, want int, out any) {
 	}
 }
 
-func (c *apiClient) get(path string, out any) { c.t.Helper(); c.call("GET", path, "", http.StatusOK, out) }
+func (c *apiClient) get(path string, out any) {
+	c.t.Helper()
+	c.call("GET", path, "", http.StatusOK, out)
+}
 
 func asJSON(v any) string {
 	b, err := json.Marshal(v)

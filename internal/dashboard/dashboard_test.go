@@ -41,7 +41,7 @@ type dash struct {
 // figures shown equal to the API's, and the operator token required (with
 // a confirmation) for destructive buttons.
 func TestDashboardInABrowser(t *testing.T) {
-	chromium(t) // skip or fail before starting anything when there is none
+	chromium(t)                              // skip or fail before starting anything when there is none
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the CLI reads no context of this machine
 	clk := clock.NewFake(t0)
 	srv := testserver.Start(t, testserver.Options{Clock: clk, Config: func(c *config.Server) {
