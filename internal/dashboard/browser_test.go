@@ -180,12 +180,27 @@ func (b *browser) renderCount() string {
 	return n
 }
 
-// waitRendered waits for a render after the one counted before, and for it
-// to be page's in the wanted state.
+// waitRendered waits for a render after the one counted before, and
+// requires it to be page's in the wanted state (an error page fails at
+// once, with what the page and its console said).
 func (b *browser) waitRendered(before, page, state string) {
 	b.t.Helper()
-	b.waitFor(page+" "+state, fmt.Sprintf(`(() => { const m = document.getElementById('main');
-		return m.dataset.render !== %q && m.dataset.state === %q && m.dataset.page === %q; })()`, before, state, page))
+	b.waitFor(page+" to render", fmt.Sprintf(`(() => { const m = document.getElementById('main');
+		return m.dataset.render && m.dataset.render !== %q && m.dataset.state !== 'loading'; })()`, before))
+	b.requireShown(page, state)
+}
+
+func (b *browser) requireShown(page, state string) {
+	b.t.Helper()
+	var got struct{ Page, State, Text string }
+	b.eval(`(() => { const m = document.getElementById('main');
+		return {page: m.dataset.page, state: m.dataset.state, text: m.innerText.slice(0, 300)}; })()`, &got)
+	if got.Page != page || got.State != state {
+		b.mu.Lock()
+		problems := b.problems
+		b.mu.Unlock()
+		b.t.Fatalf("the dashboard shows page %s in state %s, want %s %s: %q; console: %q", got.Page, got.State, page, state, got.Text, problems)
+	}
 }
 
 // open loads the dashboard at the hash route (first time) or moves to it,
@@ -201,8 +216,9 @@ func (b *browser) openIn(hash, page, state string) {
 	b.eval(`location.href`, &href)
 	if !strings.HasPrefix(href, b.base) {
 		b.do("load the dashboard", chromedp.Navigate(b.base+"/#/"+hash))
-		b.waitFor(page+" "+state, fmt.Sprintf(`(() => { const m = document.getElementById('main');
-			return m && m.dataset.render && m.dataset.state === %q && m.dataset.page === %q; })()`, state, page))
+		b.waitFor(page+" to render", `(() => { const m = document.getElementById('main');
+			return m && m.dataset.render && m.dataset.state !== 'loading'; })()`)
+		b.requireShown(page, state)
 		return
 	}
 	before := b.renderCount()

@@ -59,6 +59,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	d.consumeAndSeeLagDrop()
 	d.retentionDeletionOnThePlot()
 	d.replayFromDeadLetters()
+	d.skipToEndFromTheQueuePage()
 	d.maintenanceNeedsTheOperator()
 }
 
@@ -392,6 +393,29 @@ func (d *dash) replayFromDeadLetters() {
 		d.t.Errorf("after the replay billing pops %+v, want the dead letter's payload %s under the id the page named (%s)", again, dead.Data, text)
 	}
 	d.b.noErrors("dead letters")
+}
+
+// "Skip to end" on the queue page (operator, confirmed) seeks a group past
+// what it has not read: its lag is 0 in the API and on the page.
+func (d *dash) skipToEndFromTheQueuePage() {
+	d.api.push(api.PushItem{Queue: "ticks", Payload: json.RawMessage(`{"price":102}`)},
+		api.PushItem{Queue: "ticks", Payload: json.RawMessage(`{"price":103}`)})
+	d.api.ack(d.api.pop("ticks", api.DefaultPartition, "watcher", 1)[0], "watcher", "completed", "")
+	d.b.open("queue/ticks", "queue")
+	d.want("watcher's lag before the seek", d.cells("groups", "group")["watcher"]["totalLag"], "2")
+	before := d.b.renderCount()
+	d.b.do("skip to end", chromedp.Click(chromedp.CSS(`[data-table=groups] tr[data-group=watcher] [data-action=seek-end]`)))
+	d.b.confirm()
+	d.b.waitRendered(before, "queue", "ready")
+	var groups []api.GroupSummary
+	d.api.get("/api/v1/consumer-groups", &groups)
+	for _, g := range groups {
+		if g.Name == "watcher" && g.TotalLag != 0 {
+			d.t.Errorf("after skip to end the API says watcher's lag is %d", g.TotalLag)
+		}
+	}
+	d.want("watcher's lag after the seek", d.cells("groups", "group")["watcher"]["totalLag"], "0")
+	d.b.noErrors("skip to end")
 }
 
 // Maintenance: with the plain token the switch is refused and says the
