@@ -166,7 +166,7 @@ func oaReadModels(c *oaClient, pid string) {
 		"/api/v1/dlq", "/api/v1/dlq?queue=orders&consumerGroup=billing", "/api/v1/messages", "/api/v1/messages?queue=orders&status=dead",
 		"/api/v1/messages/" + pid + "/t1", "/api/v1/status", "/api/v1/status/queues", "/api/v1/status/queues/orders?includePartitions=true",
 		"/api/v1/status/queues/orders", "/api/v1/system/maintenance", "/api/v1/system/maintenance/pop",
-		"/api/v1/analytics/postgres-stats", "/api/v1/retention/status", "/api/v1/retention/status?queue=orders"} {
+		"/api/v1/analytics/postgres-stats", "/api/v1/analytics/table-stats", "/api/v1/retention/status", "/api/v1/retention/status?queue=orders"} {
 		c.call("GET", path, oaToken, "", 200, nil)
 	}
 	c.call("GET", "/api/v1/consumer-groups/nobody", oaToken, "", 404, nil)

@@ -60,6 +60,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/retention/history", token, s.retentionHistory)
 	s.handle("GET /api/v1/analytics/retention", token, s.retentionAnalytics)
 	s.handle("GET /api/v1/analytics/postgres-stats", token, s.postgresStats)
+	s.handle("GET /api/v1/analytics/table-stats", token, s.tableStats)
 
 	s.handle("GET /api/v1/system/maintenance", token, s.getPushMaintenance)
 	s.handle("POST /api/v1/system/maintenance", operator, s.setPushMaintenance)

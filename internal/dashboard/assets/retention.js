@@ -20,10 +20,11 @@ export async function render({ params, go }) {
   const to = new Date(st.time);
   const from = new Date(to.getTime() - RANGES[range]);
   const window = { from: from.toISOString(), to: to.toISOString(), queue };
-  const [series, lost, pg, ret, held] = await Promise.all([
+  const [series, lost, pg, stats, ret, held] = await Promise.all([
     get('/api/v1/analytics/retention' + q(window)),
     get('/api/v1/retention/history' + q({ ...window, lostOnly: true, limit: 1000 })),
     get('/api/v1/analytics/postgres-stats'),
+    get('/api/v1/analytics/table-stats'),
     get('/api/v1/retention/status' + q({ queue })),
     heldArea(),
   ]);
@@ -35,7 +36,7 @@ export async function render({ params, go }) {
     section('Deletions over time by rule', deletionsChart(series), totals(series)),
     section('Unread messages lost, by group', lostTable(lost.entries),
       h('p', { class: 'muted' }, 'Only retentionSeconds and maxWaitTimeSeconds delete messages a group has not read; each such deletion is audited per group.')),
-    section('Space by table', spaceTable(pg), logicalTable(ret)),
+    section('Space by table', spaceTable(pg, stats), logicalTable(ret)),
     held);
 }
 
@@ -71,7 +72,11 @@ function lostTable(entries) {
   ], rows, { name: 'lost', empty: 'No group lost an unread message in this range.', rowAttrs: (r) => ({ 'data-group': r.l.group, 'data-queue': r.e.queue }) });
 }
 
-function spaceTable(pg) {
+// spaceTable: each table on disk (heap, TOAST, indexes) with its live and
+// dead rows (dead: deleted, not yet reclaimed by VACUUM).
+function spaceTable(pg, stats) {
+  const byName = Object.fromEntries(stats.tables.map((t) => [t.table, t]));
+  const st = (t) => byName[t.table] || {};
   return [
     h('p', null, `Schema ${pg.schema}: `, h('strong', null, bytes(pg.schemaBytes)), ` on disk, in database ${pg.database} of ${pg.databaseSize}.`),
     table([
@@ -80,9 +85,16 @@ function spaceTable(pg) {
       { title: 'Heap', key: 'tableBytes', num: true, cell: (t) => bytes(t.tableBytes) },
       { title: 'TOAST', key: 'toastBytes', num: true, cell: (t) => bytes(t.toastBytes) },
       { title: 'Indexes', key: 'indexBytes', num: true, cell: (t) => bytes(t.indexBytes) },
-      { title: 'Rows (estimate)', key: 'rowEstimate', num: true, cell: (t) => (t.rowEstimate < 0 ? 'not analyzed' : num(t.rowEstimate)) },
+      { title: 'Live rows', key: 'liveRows', num: true, cell: (t) => num(st(t).liveRows) },
+      { title: 'Dead rows', key: 'deadRows', num: true, cell: (t) => num(st(t).deadRows) },
+      { title: 'Last vacuum', key: 'lastVacuum', cell: (t) => time(latest(st(t).lastVacuum, st(t).lastAutovacuum)) },
     ], pg.tables, { name: 'tables', rowAttrs: (t) => ({ 'data-table-name': t.table }) }),
   ];
+}
+
+function latest(a, b) {
+  if (!a || !b) return a || b;
+  return a > b ? a : b;
 }
 
 // logicalTable: each queue's data as written (frame bytes, before
