@@ -393,6 +393,23 @@ func (d *dash) replayFromDeadLetters() {
 		d.t.Errorf("after the replay billing pops %+v, want the dead letter's payload %s under the id the page named (%s)", again, dead.Data, text)
 	}
 	d.b.noErrors("dead letters")
+
+	// Delete: a second dead letter, dropped from the page.
+	d.api.ack(d.api.pop("ticks", api.DefaultPartition, "pricing", 1)[0], "pricing", "dlq", "stale price")
+	d.api.get("/api/v1/dlq", &dlq)
+	d.b.refresh("dlq")
+	d.b.do("inspect the second dead letter", chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-table=dead-letters] tr[data-id=%q]`, dlq.Messages[0].ID))))
+	before = d.b.renderCount()
+	d.b.do("delete", chromedp.Click(chromedp.CSS(`[data-action=delete]`)))
+	d.b.confirm()
+	d.b.waitRendered(before, "dlq", "ready")
+	d.api.get("/api/v1/dlq", &dlq)
+	var shown int
+	d.b.eval(`document.querySelectorAll('[data-table=dead-letters] tbody tr').length`, &shown)
+	if dlq.Total != 0 || shown != 0 {
+		d.t.Errorf("after the delete the API lists %d dead letters and the page %d, want none", dlq.Total, shown)
+	}
+	d.b.noErrors("dead letter deleted")
 }
 
 // "Skip to end" on the queue page (operator, confirmed) seeks a group past
