@@ -24,6 +24,8 @@ import (
 	"github.com/lethe-mq/lethe/internal/pgembed"
 	"github.com/lethe-mq/lethe/internal/pushbuffer"
 	"github.com/lethe-mq/lethe/internal/retention"
+	"github.com/lethe-mq/lethe/internal/streams"
+	"github.com/lethe-mq/lethe/internal/traces"
 	"github.com/lethe-mq/lethe/internal/version"
 )
 
@@ -39,6 +41,10 @@ type App struct {
 	// Retention is the maintenance loop; running unless RETENTION_ENABLED
 	// is false, its status and analytics routes are served either way.
 	Retention *retention.Service
+	// Streams serves the streams API, Traces the message traces; their
+	// reclaim rules run in the retention loop.
+	Streams *streams.Service
+	Traces  *traces.Service
 
 	cluster *pgembed.Cluster
 	http    *http.Server
@@ -96,12 +102,14 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	for _, n := range cfg.Notices {
 		log.Info(n)
 	}
+	a.Streams = streams.New(streams.Config{Engine: a.Engine, StateIdleDays: cfg.Retention.StreamsStateIdleDays})
+	a.Traces = traces.New(traces.Config{Pool: a.Pool, Clock: a.Clock, RetentionDays: cfg.Retention.TracesRetentionDays})
 	a.Retention = retention.New(a.Pool, retention.Config{Clock: a.Clock, Logger: log,
 		Interval: cfg.Retention.Interval, BatchSize: cfg.Retention.BatchSize, LockID: cfg.Retention.LockID,
 		MaxBusy:              cfg.Retention.MaxBusy,
 		MetricsRetentionDays: cfg.Retention.MetricsRetentionDays, DLQRetentionDays: cfg.Retention.DLQRetentionDays,
 		PartitionCleanupDays: cfg.Retention.PartitionCleanupDays, KeepPartitions: !cfg.Retention.PartitionCleanup,
-		Forget: a.Engine.Forget})
+		Forget: a.Engine.Forget, Reclaimers: a.reclaimers()})
 	if err := a.Retention.Register(prom.Registry()); err != nil {
 		return nil, fmt.Errorf("register retention metrics: %w", err)
 	}
@@ -117,6 +125,8 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 		Metrics:      prom.Handler(),
 		Observe:      prom.Observe,
 		MaxLongPolls: cfg.MaxLongPolls,
+		Streams:      a.Streams,
+		Traces:       a.Traces,
 	})
 	prom.WatchLongPolls(a.Server.LongPolls)
 	for _, s := range a.services {
@@ -137,6 +147,16 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	log.Info("lethe listening", "addr", a.Listener.Addr().String(), "version", version.String())
 	ok = true
 	return a, nil
+}
+
+// reclaimers are the retention loop's rules for the streams' state and
+// the traces.
+func (a *App) reclaimers() []retention.Reclaimer {
+	var out []retention.Reclaimer
+	for _, r := range a.Streams.Reclaimers() {
+		out = append(out, r)
+	}
+	return append(out, a.Traces.Reclaimer())
 }
 
 // URL is the replica's base URL.

@@ -53,6 +53,8 @@ type Retention struct {
 	DLQRetentionDays     int           // DLQ_RETENTION_DAYS; Never keeps
 	PartitionCleanupDays int           // PARTITION_CLEANUP_DAYS
 	PartitionCleanup     bool          // LETHE_PARTITION_CLEANUP_ENABLED / QUEEN_PARTITION_CLEANUP_ENABLED
+	StreamsStateIdleDays int           // STREAMS_STATE_IDLE_DAYS
+	TracesRetentionDays  int           // TRACES_RETENTION_DAYS
 }
 
 // FromEnv reads the environment. Bad values are errors that name the
@@ -86,6 +88,8 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 			DLQRetentionDays:     int(r.whole(varDLQDays)),
 			PartitionCleanupDays: int(r.whole(varCleanupDays)),
 			PartitionCleanup:     r.flag(varCleanupQueen),
+			StreamsStateIdleDays: int(r.whole(varStreamsIdleDays)),
+			TracesRetentionDays:  int(r.whole(varTracesDays)),
 		},
 	}
 	if r.isSet(varCleanupLethe) {
@@ -124,6 +128,8 @@ func (c Server) Validate() error {
 		{varMetricsDays, int64(r.MetricsRetentionDays)},
 		{varDLQDays, int64(r.DLQRetentionDays)},
 		{varCleanupDays, int64(r.PartitionCleanupDays)},
+		{varStreamsIdleDays, int64(r.StreamsStateIdleDays)},
+		{varTracesDays, int64(r.TracesRetentionDays)},
 	} {
 		if !(v.spec.never && v.n == Never) && !v.spec.wholeOK(v.n) {
 			return fmt.Errorf("configuration: %s", v.spec.complaint(fmt.Sprint(v.n)))

@@ -80,6 +80,8 @@ var (
 	varCleanupDays      = spec{name: "PARTITION_CLEANUP_DAYS", kind: whole, def: "30", min: 1, max: 36500, unit: "days", meaning: "how long a partition must be empty and idle before it is deleted"}
 	varCleanupLethe     = spec{name: "LETHE_PARTITION_CLEANUP_ENABLED", kind: flag, def: "true", meaning: "`false` keeps every partition (and subscription) row; wins over the next"}
 	varCleanupQueen     = spec{name: "QUEEN_PARTITION_CLEANUP_ENABLED", kind: flag, def: "true", meaning: "Queen's name for the one above"}
+	varStreamsIdleDays  = spec{name: "STREAMS_STATE_IDLE_DAYS", kind: whole, def: "30", min: 1, max: 36500, unit: "days", meaning: "a streaming query's state key that no cycle has written for this long is purged (reads do not count)"}
+	varTracesDays       = spec{name: "TRACES_RETENTION_DAYS", kind: whole, def: "7", min: 1, max: 36500, unit: "days", meaning: "age (by creation time) at which message traces are purged"}
 	varParallelism      = spec{name: "RETENTION_PARALLELISM", kind: whole, min: 1, max: 1024, meaning: "accepted for compatibility with Queen's configuration; **has no effect** (one replica sweeps, one step at a time); logged at start when set"}
 )
 
@@ -88,7 +90,8 @@ var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
 	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varAuthToken, varOperator, varMaxLongPolls,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
-	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen, varParallelism,
+	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen,
+	varStreamsIdleDays, varTracesDays, varParallelism,
 	varPprof, varGOGC, varURL, varToken, varContext,
 }
 

@@ -85,6 +85,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	oaProbesAndErrors(c)
 	pid, leaseID := oaMessaging(c)
 	oaReadModels(c, pid)
+	oaStreamsAndTraces(c, pid)
 	oaRetention(c)
 	oaOperatorRoutes(c, leaseID)
 
@@ -170,6 +171,23 @@ func oaReadModels(c *oaClient, pid string) {
 		c.call("GET", path, oaToken, "", 200, nil)
 	}
 	c.call("GET", "/api/v1/consumer-groups/nobody", oaToken, "", 404, nil)
+}
+
+// oaStreamsAndTraces records a trace and reads it back three ways, and runs
+// a streaming query through registration, a cycle, a state read and its
+// removal.
+func oaStreamsAndTraces(c *oaClient, pid string) {
+	c.call("POST", "/api/v1/traces", oaToken, `{"transactionId":"t1","partitionId":"`+pid+`","data":{"step":1},"traceNames":["checkout"]}`, 201, nil)
+	for _, path := range []string{"/api/v1/traces/" + pid + "/t1", "/api/v1/traces/names", "/api/v1/traces/by-name/checkout"} {
+		c.call("GET", path, oaToken, "", 200, nil)
+	}
+	var q api.StreamQueryResponse
+	c.call("POST", "/streams/v1/queries", oaToken, `{"name":"agg","source_queue":"orders","config_hash":"h1"}`, 200, &q)
+	c.call("POST", "/streams/v1/queries", oaToken, `{"name":"agg","source_queue":"orders","config_hash":"h2"}`, 409, nil)
+	c.call("POST", "/streams/v1/cycle", oaToken, `{"query_id":"`+q.QueryID+`","partition_id":"`+pid+`",
+		"state_ops":[{"type":"upsert","key":"k","value":{"n":1}}],"push_items":[{"queue":"sink","payload":1}],"ack":null}`, 200, nil)
+	c.call("POST", "/streams/v1/state/get", oaToken, `{"query_id":"`+q.QueryID+`","partition_id":"`+pid+`"}`, 200, nil)
+	c.op("DELETE", "/streams/v1/queries/agg", "", 200, nil)
 }
 
 // oaRetention lets retentionSeconds delete what groups had not read, so

@@ -62,6 +62,16 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/analytics/postgres-stats", token, s.postgresStats)
 	s.handle("GET /api/v1/analytics/table-stats", token, s.tableStats)
 
+	s.handle("POST /api/v1/traces", token, s.recordTrace)
+	s.handle("GET /api/v1/traces/names", token, s.traceNames)
+	s.handle("GET /api/v1/traces/by-name/{traceName}", token, s.tracesByName)
+	s.handle("GET /api/v1/traces/{partitionId}/{transactionId}", token, s.messageTraces)
+
+	s.handle("POST /streams/v1/queries", token, s.registerStreamQuery)
+	s.handle("DELETE /streams/v1/queries/{name}", operator, s.removeStreamQuery)
+	s.handle("POST /streams/v1/cycle", token, s.streamCycle)
+	s.handle("POST /streams/v1/state/get", token, s.streamState)
+
 	s.handle("GET /api/v1/system/maintenance", token, s.getPushMaintenance)
 	s.handle("POST /api/v1/system/maintenance", operator, s.setPushMaintenance)
 	s.handle("GET /api/v1/system/maintenance/pop", token, s.getPopMaintenance)
