@@ -8,13 +8,13 @@ import "sync"
 // cheapest record: a 2-hour soak at 600 msg/s is 4.3 million bytes per
 // group.
 type ledger struct {
-	mu        sync.Mutex
-	next      int64 // next sequence number to hand out
-	nPushed   int64 // how many of pushed are true
-	pushed    []bool
-	received  [][]uint8 // [group][seq], saturating at 255
-	unique    []int64   // per group: sequence numbers received at least once
-	dups      []int64   // per group: deliveries after the first
+	mu       sync.Mutex
+	next     int64 // next sequence number to hand out
+	nPushed  int64 // how many of pushed are true
+	pushed   []bool
+	received [][]uint8 // [group][seq], saturating at 255
+	unique   []int64   // per group: sequence numbers received at least once
+	dups     []int64   // per group: deliveries after the first
 	// gotPushed counts, per group, the pushed numbers received: a message
 	// can arrive before its push's answer does, so it is counted by
 	// whichever of receive and pushedOK comes second.
