@@ -38,7 +38,7 @@ func footprintLines() []footprintLine {
 	for _, t := range chartTables {
 		name := t.name
 		lines = append(lines, footprintLine{name + " (all forks)", t.color, nil, func(s Sample) (float64, bool) {
-			tb, ok := s.table(name)
+			tb, ok := s.Table(name)
 			return float64(tb.Total), ok
 		}})
 	}

@@ -30,18 +30,18 @@ func (r *Report) timeTable(b *strings.Builder) {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var prev Sample
 	for i, s := range r.Samples {
-		seg, _ := s.table("lethe.segments")
-		txn, _ := s.table("lethe.txns")
-		hist, _ := s.table("lethe.retention_history")
-		runs, _ := s.table("lethe.retention_runs")
-		cur, _ := s.table("lethe.cursors")
+		seg, _ := s.Table("lethe.segments")
+		txn, _ := s.Table("lethe.txns")
+		hist, _ := s.Table("lethe.retention_history")
+		runs, _ := s.Table("lethe.retention_runs")
+		cur, _ := s.Table("lethe.cursors")
 		wal := mb(s.WALBytes)
 		if s.WALError != "" {
 			wal = "n/a"
 		}
 		hot := "–"
 		if i > 0 {
-			pc, _ := prev.table("lethe.cursors")
+			pc, _ := prev.Table("lethe.cursors")
 			hot = hotShare(pc, cur)
 		}
 		fmt.Fprintf(b, "| %.1f | %s | %s | %s | %d/%d | %s | %s | %s (%d) | %s | %s (%d) | %s | %s | %.1f/%.1f | %.1f/%.1f | %d | %d |\n",

@@ -165,8 +165,8 @@ func (t *TableSample) add(p TableSample) {
 	t.Autovacuums += p.Autovacuums
 }
 
-// table finds a table of the sample by name.
-func (sm *Sample) table(name string) (TableSample, bool) {
+// Table finds a table of the sample by name.
+func (sm *Sample) Table(name string) (TableSample, bool) {
 	i := slices.IndexFunc(sm.Tables, func(t TableSample) bool { return t.Name == name })
 	if i < 0 {
 		return TableSample{}, false

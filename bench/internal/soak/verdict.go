@@ -94,7 +94,7 @@ func Judge(d time.Duration, samples []Sample, deliveries []Delivery) Verdict {
 	}
 	for _, name := range tableNames(samples) {
 		c := compare(name, samples, v.Early, v.Late, func(s Sample) (float64, bool) {
-			t, ok := s.table(name)
+			t, ok := s.Table(name)
 			return float64(t.Total), ok
 		})
 		c.Flat = within(c, TableTolerance, TableFloor)
