@@ -190,6 +190,7 @@ type PostgresStats struct {
 	Schema        string      `json:"schema"`
 	SchemaBytes   int64       `json:"schemaBytes"`
 	Tables        []TableSize `json:"tables"`
+	WAL           WALUsage    `json:"wal"`
 }
 
 // PostgresStats sizes every table of the lethe schema, largest first.
@@ -200,6 +201,10 @@ func (s *Service) PostgresStats(ctx context.Context) (*PostgresStats, error) {
 		       pg_size_pretty(pg_database_size(current_database()))`).
 		Scan(&st.Database, &st.DatabaseBytes, &st.DatabaseSize); err != nil {
 		return nil, fmt.Errorf("postgres stats: %w", err)
+	}
+	var err error
+	if st.WAL, err = walUsage(ctx, s.pool); err != nil {
+		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT n.nspname || '.' || c.relname,
