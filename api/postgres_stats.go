@@ -27,6 +27,9 @@ type TableSize struct {
 	IndexSize  string `json:"indexSize"`
 	// RowEstimate is the planner's estimate (-1: never analyzed).
 	RowEstimate int64 `json:"rowEstimate"`
+	// DeadTuples are rows vacuum has yet to make reusable (a partitioned
+	// table's are its partitions').
+	DeadTuples int64 `json:"deadTuples"`
 }
 
 // WALUsage is the server's write-ahead log on disk. Bytes and Files are

@@ -28,7 +28,7 @@ func printStorage(ctx context.Context, w io.Writer, c *client.Client) {
 		retentionBytes(st.DatabaseBytes), st.Schema, retentionBytes(st.SchemaBytes))
 	var largest []string
 	for _, t := range st.Tables[:min(storageTables, len(st.Tables))] {
-		largest = append(largest, fmt.Sprintf("%s %s", t.Table, retentionBytes(t.TotalBytes)))
+		largest = append(largest, fmt.Sprintf("%s %s (%d dead rows)", t.Table, retentionBytes(t.TotalBytes), t.DeadTuples))
 	}
 	if len(largest) > 0 {
 		fmt.Fprintf(w, "  largest   %s\n", strings.Join(largest, ", "))

@@ -180,6 +180,8 @@ type TableSize struct {
 	IndexSize  string `json:"indexSize"`
 	// RowEstimate is the planner's estimate (-1: never analyzed).
 	RowEstimate int64 `json:"rowEstimate"`
+	// DeadTuples are rows vacuum has yet to make reusable.
+	DeadTuples int64 `json:"deadTuples"`
 }
 
 // PostgresStats is GET /api/v1/analytics/postgres-stats.
@@ -230,5 +232,8 @@ func (s *Service) PostgresStats(ctx context.Context) (*PostgresStats, error) {
 		st.SchemaBytes += t.TotalBytes
 		st.Tables = append(st.Tables, t)
 	}
-	return st, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres stats: %w", err)
+	}
+	return st, addDeadTuples(ctx, s.pool, st.Tables)
 }
