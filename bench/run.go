@@ -104,7 +104,7 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 			}
 		}()
 	}
-	r.meta.Versions["PostgreSQL"] = r.pg.Version(ctx) + " (default settings, fsync on)"
+	r.meta.Versions["PostgreSQL"] = r.pg.Version(ctx) + " (" + r.pg.Settings(ctx) + ")"
 	for _, db := range []string{"lethe", "bench_raw", "river"} {
 		if err := r.pg.EnsureDatabase(ctx, db); err != nil {
 			return nil, err
