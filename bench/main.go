@@ -3,6 +3,7 @@
 //
 //	go run ./bench            # the full run, about 25 minutes
 //	go run ./bench -quick     # every scenario briefly: a smoke test
+//	go run ./bench -soak 2h   # only the soak: a steady load, the footprint sampled (soak.md)
 //	bash bench/run.sh         # installs nats-server if missing, then the full run
 //
 // It starts a private PostgreSQL, lethe (as a subprocess, so its memory is

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/bench/internal/plan"
+	"github.com/lethe-mq/lethe/bench/internal/soak"
 )
 
 // Systems the bench can measure, in the order they run.
@@ -31,6 +32,12 @@ type Options struct {
 	Args        []string
 
 	Plan plan.Plan
+
+	// Soak, when positive, runs only the soak (issue 12's steady mixed
+	// load) for that long; SoakSpec is built from the -soak-* flags.
+	Soak      time.Duration
+	soakFlags soakFlags
+	SoakSpec  soak.Spec
 }
 
 func parseFlags(args []string) (Options, error) {
@@ -47,6 +54,7 @@ func parseFlags(args []string) (Options, error) {
 	fs.StringVar(&o.LetheURL, "lethe-url", "", "measure a lethe already running at this URL (needs -database-url of its database)")
 	fs.StringVar(&o.DatabaseURL, "database-url", "", "use this PostgreSQL (a superuser connection) instead of starting a private one")
 	fs.StringVar(&o.NATSURL, "nats-url", "", "use this nats-server (JetStream on) instead of starting one")
+	o.soakFlags.register(fs, &o.Soak)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -106,6 +114,11 @@ func (o *Options) Validate() error {
 	}
 	if o.SweepFrames > 0 {
 		o.Plan.SweepBacklog = o.SweepFrames
+	}
+	if o.Soak > 0 {
+		o.Systems = []string{"lethe"}
+		o.SoakSpec = o.soakFlags.spec(o.Soak)
+		return o.SoakSpec.Validate()
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/lethe-mq/lethe/bench/internal/report"
 	"github.com/lethe-mq/lethe/bench/internal/result"
 	"github.com/lethe-mq/lethe/bench/internal/riverbench"
+	"github.com/lethe-mq/lethe/bench/internal/soak"
 	"github.com/lethe-mq/lethe/bench/internal/stack"
 )
 
@@ -30,6 +31,7 @@ type Outcome struct {
 	Results  []result.Result
 	Written  []string
 	Failures []string // scenarios that returned an error or measured nothing
+	Soak     *soak.Report
 }
 
 // runner holds what the scenarios share.
@@ -63,7 +65,10 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 	}
 	defer os.RemoveAll(r.tmp)
 	mode := "full"
-	if opts.Quick {
+	switch {
+	case opts.Soak > 0:
+		mode = "soak"
+	case opts.Quick:
 		mode = "quick"
 	}
 	r.meta = report.Meta{
@@ -76,9 +81,12 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 		},
 	}
 
-	if opts.Quick {
+	switch {
+	case opts.Soak > 0:
+		fmt.Fprintf(stderr, "soak: %s of steady load, then a drain of at most 2 minutes\n", opts.Soak)
+	case opts.Quick:
 		fmt.Fprintln(stderr, "quick smoke run: every scenario briefly; the figures are not measurements")
-	} else {
+	default:
 		fmt.Fprintln(stderr, "full run: about 20 to 25 minutes; every scenario is bounded and stops by itself")
 	}
 	if opts.DatabaseURL != "" {
@@ -96,7 +104,7 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 			}
 		}()
 	}
-	r.meta.Versions["PostgreSQL"] = r.pg.Version(ctx) + " (default settings, fsync on)"
+	r.meta.Versions["PostgreSQL"] = r.pg.Version(ctx) + " (" + r.pg.Settings(ctx) + ")"
 	for _, db := range []string{"lethe", "bench_raw", "river"} {
 		if err := r.pg.EnsureDatabase(ctx, db); err != nil {
 			return nil, err
@@ -111,6 +119,9 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 		}
 		defer stop()
 		lethe = l
+	}
+	if opts.Soak > 0 {
+		return r.soak(ctx, lethe, outDir, began)
 	}
 	var natsURL string
 	if opts.runs("nats") {
@@ -214,7 +225,7 @@ func (r *runner) startLethe(ctx context.Context, outDir string) (*lethebench.Env
 		r.meta.LetheMemory = "not measured: lethe ran elsewhere (-lethe-url)"
 	case opts.LetheMode == "inprocess":
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		l, err = stack.StartLetheInProcess(ctx, dsn, dataDir, log, opts.Quick)
+		l, err = stack.StartLetheInProcess(ctx, dsn, dataDir, log, opts.Quick, r.letheClock())
 		r.meta.LetheMemory = "in-process: the peak RSS includes the load generator"
 	default:
 		fmt.Fprintln(r.out, "building lethe")

@@ -26,6 +26,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/retention"
 	"github.com/lethe-mq/lethe/internal/streams"
 	"github.com/lethe-mq/lethe/internal/traces"
+	"github.com/lethe-mq/lethe/internal/version"
 )
 
 // App is a running replica.
@@ -159,7 +160,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 			log.Error("HTTP server stopped", "error", err)
 		}
 	}()
-	log.Info("lethe listening", "addr", a.Listener.Addr().String())
+	log.Info("lethe listening", "addr", a.Listener.Addr().String(), "version", version.String())
 	ok = true
 	return a, nil
 }

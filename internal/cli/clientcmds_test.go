@@ -209,9 +209,13 @@ func TestStatus(t *testing.T) {
 	upstream, _ := url.Parse(srv.URL)
 	proxy := httputil.NewSingleHostReverseProxy(upstream)
 	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/v1/status" {
+		switch r.URL.Path {
+		case "/api/v1/status":
 			w.WriteHeader(http.StatusNotFound)
 			w.Write([]byte(`{"error":"no route"}`))
+			return
+		case "/health": // as Queen answers it
+			w.Write([]byte(`{"status":"healthy","database":"connected","server":"queen"}`))
 			return
 		}
 		proxy.ServeHTTP(w, r)

@@ -87,13 +87,15 @@ func (o *retentionStatusOptions) Run(ctx context.Context, w io.Writer) error {
 	}
 	if len(st.Queues) == 0 {
 		fmt.Fprintln(w, "no queues")
-		return nil
 	}
 	for i, q := range st.Queues {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		printQueueRetention(w, q)
+	}
+	if o.queue == "" {
+		printStorage(ctx, w, c)
 	}
 	return nil
 }

@@ -24,6 +24,10 @@ func TestRetentionStatusAndHistory(t *testing.T) {
 	out := mustLethe(t, "", "retention", "status", "ticks", s)
 	wantContains(t, out, "queue ticks", "max wait 60s (evicts unread messages)",
 		"next cycle", "max wait 3 messages in 1 segments")
+	// Every queue: then the database's storage, the WAL included (the
+	// test server's role is a superuser, so it may list the WAL folder).
+	out = mustLethe(t, "", "retention", "status", s)
+	wantContains(t, out, "queue ticks", "storage     database ", "largest   lethe.", "  WAL       ", "% of database and WAL together (max_wal_size ")
 	st := decode[retention.Status](t, mustLethe(t, "", "retention", "status", s, "--json"))
 	if len(st.Queues) != 1 || st.Queues[0].NextCycle.MaxWait.Frames != 3 {
 		t.Fatalf("status --json = %+v, want the dry run of 3 evicted messages", st)

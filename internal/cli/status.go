@@ -88,7 +88,10 @@ func (o *statusOptions) runBasic(ctx context.Context, c *client.Client, w io.Wri
 	if o.json {
 		return printJSON(w, basicStatus{Health: h, Queues: qs})
 	}
-	fmt.Fprintf(w, "lethe at %s: %s, database %s", o.server, h.Status, h.Database)
+	fmt.Fprintf(w, "lethe at %s: %s", o.server, h.Status)
+	if h.Database != "" {
+		fmt.Fprintf(w, ", database %s", h.Database)
+	}
 	if h.UptimeSeconds > 0 {
 		fmt.Fprintf(w, ", up %ds", h.UptimeSeconds)
 	}

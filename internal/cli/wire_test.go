@@ -64,6 +64,7 @@ func TestWireTypesMatchTheServer(t *testing.T) {
 		t.Fatalf("dead letters: %+v", dl)
 	}
 	wire(t, srv.URL, http.MethodGet, "/api/v1/retention/status", &api.RetentionStatus{})
+	wire(t, srv.URL, http.MethodGet, "/api/v1/analytics/postgres-stats", &api.PostgresStats{})
 	var hist api.RetentionHistory
 	wire(t, srv.URL, http.MethodGet, "/api/v1/retention/history?lostOnly=true", &hist)
 	if len(hist.Entries) == 0 || len(hist.Entries[0].Lost) == 0 {

@@ -322,7 +322,9 @@ func methodCases() []badRequest {
 		wrong("GET", "/api/v1/consumer-groups/g1/queues/seed/seek"), wrong("PUT", "/api/v1/consumer-groups/g1/queues/seed"),
 		wrong("GET", "/api/v1/consumer-groups/g1/queues/seed/partitions/p1/seek"), wrong("POST", "/api/v1/messages"),
 		wrong("PUT", "/api/v1/messages/"+uuid.NewString()+"/s1"),
-		missing("/"), missing("/api/v1/nothing"), missing("/api/v2/push"), missing("/api/v1/pop/queue/"),
+		wrong("POST", "/"), wrong("DELETE", "/dashboard/main.js"), wrong("POST", "/ready"),
+		wrong("POST", "/api/v1/openapi.json"), wrong("POST", "/api/v1/analytics/table-stats"),
+		missing("/nope"), missing("/dashboard/nope.js"), missing("/api/v1/nothing"), missing("/api/v2/push"), missing("/api/v1/pop/queue/"),
 		missing("/api/v1/pop/queue/seed/extra/more"),
 	}
 }

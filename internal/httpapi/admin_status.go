@@ -7,10 +7,8 @@ import (
 
 	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/version"
 )
-
-// Version is what GET /api/v1/status reports.
-const Version = "lethe dev"
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
 	o, err := s.eng.Overview(r.Context())
@@ -63,7 +61,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, statusResponse{Version: Version, StartedAt: s.started.UTC(),
+	writeJSON(w, http.StatusOK, statusResponse{Version: "lethe " + version.String(), StartedAt: s.started.UTC(),
 		UptimeSeconds: int64(time.Since(s.started).Seconds()), Time: s.eng.Clock().Now(), Overview: o})
 	return nil
 }

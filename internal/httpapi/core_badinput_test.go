@@ -100,7 +100,7 @@ func coreBadInputs() []coreBadRequest {
 		post("extend seconds negative", "/api/v1/lease/"+uuid.NewString()+"/extend", `{"seconds":-1}`),
 		post("extend two values", "/api/v1/lease/"+uuid.NewString()+"/extend", `{"seconds":1}{"seconds":2}`),
 		{"unknown route", "GET", "/api/v1/nothing", "", http.StatusNotFound},
-		{"root", "GET", "/", "", http.StatusNotFound},
+		{"outside the dashboard", "GET", "/index.html", "", http.StatusNotFound},
 		{"unknown version", "POST", "/api/v2/push", `{"items":[{"queue":"ok"}]}`, http.StatusNotFound},
 		{"pop without queue", "GET", "/api/v1/pop/queue/", "", http.StatusNotFound},
 	}

@@ -11,3 +11,13 @@ func DocRoutes(t testing.TB) []struct{ Pattern, Role string } {
 	}
 	return out
 }
+
+// RouteTable is the server's route table: each route's pattern and the
+// role it needs.
+func RouteTable() []struct{ Pattern, Role string } {
+	var out []struct{ Pattern, Role string }
+	for _, r := range New(Config{}).table {
+		out = append(out, struct{ Pattern, Role string }{r.pattern, r.role.String()})
+	}
+	return out
+}

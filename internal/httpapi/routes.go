@@ -13,9 +13,12 @@ const (
 // docs/api.md has the same table; TestRouteTableMatchesTheDocs keeps them
 // equal. Everything that can delete or skip data needs the operator.
 func (s *Server) routes() {
+	s.dashboardRoutes()
 	s.handle("GET /health", public, s.health)
+	s.handle("GET /ready", public, s.ready)
 	s.handle("GET /metrics/prometheus", public, s.serveMetrics)
 	s.handle("GET /metrics", public, s.serveMetrics)
+	s.handle("GET /api/v1/openapi.json", public, s.openAPIDocument)
 
 	s.handle("POST /api/v1/push", token, s.push)
 	s.handle("GET /api/v1/pop", token, s.pop)
@@ -57,6 +60,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/retention/history", token, s.retentionHistory)
 	s.handle("GET /api/v1/analytics/retention", token, s.retentionAnalytics)
 	s.handle("GET /api/v1/analytics/postgres-stats", token, s.postgresStats)
+	s.handle("GET /api/v1/analytics/table-stats", token, s.tableStats)
 	s.handle("GET /api/v1/retention/tiers", token, s.retentionTiers)
 	s.handle("GET /api/v1/retention/explain/{queue}", token, s.retentionExplain)
 	s.handle("POST /api/v1/retention/changes/{queue}/confirm", operator, s.confirmTierChange)

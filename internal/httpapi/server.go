@@ -131,16 +131,3 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-
-func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
-	if err := s.eng.Pool().Ping(r.Context()); err != nil {
-		s.log.Warn("health check: database unreachable", "request_id", requestID(r), "error", err)
-		w.Header().Set("Retry-After", retryAfterHeader(0))
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unhealthy", "database": "unreachable",
-			"requestId": requestID(r)})
-		return nil
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "healthy", "database": "connected", "engine": "lethe",
-		"uptimeSeconds": int(time.Since(s.started).Seconds())})
-	return nil
-}

@@ -38,7 +38,7 @@ func TestWrongMethodIs405UnknownPathIs404(t *testing.T) {
 			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
 		}
 	}
-	for _, p := range []string{"/", "/api/v1/nothing", "/api/v2/push", "/api/v1/pop/queue/", "/api/v1/pop/queue/q/extra"} {
+	for _, p := range []string{"/nope", "/dashboard/nope.js", "/api/v1/nothing", "/api/v2/push", "/api/v1/pop/queue/", "/api/v1/pop/queue/q/extra"} {
 		requireCoreError(t, "GET "+p, r.do("GET", p, ""), http.StatusNotFound)
 	}
 }
@@ -102,7 +102,7 @@ func TestDatabaseUnavailableIs503(t *testing.T) {
 		{"GET", "/api/v1/status/queues/down", ""},
 		{"GET", "/api/v1/retention/status", ""},
 		{"GET", "/api/v1/dlq", ""},
-		{"GET", "/health", ""},
+		{"GET", "/ready", ""},
 	} {
 		got := r.do(c.method, c.path, c.body)
 		if got.status != http.StatusServiceUnavailable || got.header.Get("Retry-After") == "" {
@@ -114,6 +114,9 @@ func TestDatabaseUnavailableIs503(t *testing.T) {
 				t.Errorf("%s %s: body %s reveals %q", c.method, c.path, got.body, leak)
 			}
 		}
+	}
+	if got := r.do("GET", "/health", ""); got.status != http.StatusOK {
+		t.Errorf("GET /health with the database refusing: %d %s, want 200 (liveness needs no database)", got.status, got.body)
 	}
 	allow()
 	deadline := time.Now().Add(20 * time.Second)

@@ -103,6 +103,12 @@ func TestSettingsOverrideDefaults(t *testing.T) {
 	if got := queryString(t, conn, "SHOW max_connections"); got != "50" {
 		t.Errorf("max_connections = %s, want 50", got)
 	}
+	// The server takes the queue settings as spelled (a typo stops it).
+	for k, want := range map[string]string{"max_wal_size": "256MB", "min_wal_size": "64MB", "wal_compression": "pglz"} {
+		if got := queryString(t, conn, "SHOW "+k); got != want {
+			t.Errorf("%s = %s, want %s", k, got, want)
+		}
+	}
 }
 
 func TestStartFailureIncludesServerLog(t *testing.T) {

@@ -44,8 +44,9 @@ var settingName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z
 var reservedSettings = []string{"port", "listen_addresses", "unix_socket_directories",
 	"unix_socket_permissions", "unix_socket_group", "hba_file", "ident_file"}
 
-// serverSettings merges the defaults with cfg.Settings (which win, except
-// for the reserved ones). fsync stays at its default (on) so benchmarks
+// serverSettings merges the defaults (queueSettings, and for a kept
+// cluster keptClusterSettings) with cfg.Settings (which win, except for
+// the reserved ones). fsync stays at its default (on) so benchmarks
 // against this server are honest.
 func serverSettings(cfg Config, sockDir string) (map[string]string, error) {
 	s := map[string]string{
@@ -54,8 +55,11 @@ func serverSettings(cfg Config, sockDir string) (map[string]string, error) {
 		"unix_socket_directories": sockDir,
 		"unix_socket_permissions": "0700",
 	}
+	maps.Copy(s, queueSettings())
 	if cfg.Throwaway {
 		s["fsync"] = "off"
+	} else {
+		maps.Copy(s, keptClusterSettings())
 	}
 	for k, v := range cfg.Settings {
 		if !settingName.MatchString(k) {

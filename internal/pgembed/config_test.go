@@ -34,3 +34,26 @@ func TestConnQuote(t *testing.T) {
 		}
 	}
 }
+
+func TestServerSettingsAreAQueues(t *testing.T) {
+	kept, err := serverSettings(Config{}, "/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"max_wal_size": "256MB", "min_wal_size": "64MB", "checkpoint_timeout": "5min",
+		"wal_compression": "on", "autovacuum_naptime": "15s"} {
+		if kept[k] != want {
+			t.Errorf("%s = %q, want %q", k, kept[k], want)
+		}
+	}
+	throwaway, err := serverSettings(Config{Throwaway: true, Settings: map[string]string{"max_wal_size": "1GB"}}, "/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := throwaway["autovacuum_naptime"]; ok {
+		t.Error("a throwaway cluster got the kept clusters' autovacuum_naptime")
+	}
+	if throwaway["max_wal_size"] != "1GB" || throwaway["wal_compression"] != "on" {
+		t.Errorf("Settings must win over the queue settings and leave the others: %v", throwaway)
+	}
+}

@@ -180,6 +180,8 @@ type TableSize struct {
 	IndexSize  string `json:"indexSize"`
 	// RowEstimate is the planner's estimate (-1: never analyzed).
 	RowEstimate int64 `json:"rowEstimate"`
+	// DeadTuples are rows vacuum has yet to make reusable.
+	DeadTuples int64 `json:"deadTuples"`
 }
 
 // PostgresStats is GET /api/v1/analytics/postgres-stats.
@@ -190,6 +192,7 @@ type PostgresStats struct {
 	Schema        string      `json:"schema"`
 	SchemaBytes   int64       `json:"schemaBytes"`
 	Tables        []TableSize `json:"tables"`
+	WAL           WALUsage    `json:"wal"`
 }
 
 // PostgresStats sizes every table of the lethe schema, largest first.
@@ -200,6 +203,10 @@ func (s *Service) PostgresStats(ctx context.Context) (*PostgresStats, error) {
 		       pg_size_pretty(pg_database_size(current_database()))`).
 		Scan(&st.Database, &st.DatabaseBytes, &st.DatabaseSize); err != nil {
 		return nil, fmt.Errorf("postgres stats: %w", err)
+	}
+	var err error
+	if st.WAL, err = walUsage(ctx, s.pool); err != nil {
+		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT n.nspname || '.' || c.relname,
@@ -225,5 +232,8 @@ func (s *Service) PostgresStats(ctx context.Context) (*PostgresStats, error) {
 		st.SchemaBytes += t.TotalBytes
 		st.Tables = append(st.Tables, t)
 	}
-	return st, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres stats: %w", err)
+	}
+	return st, addDeadTuples(ctx, s.pool, st.Tables)
 }

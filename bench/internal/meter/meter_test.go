@@ -52,8 +52,11 @@ func TestRunCountsErrors(t *testing.T) {
 
 func TestPacedOffersTheRate(t *testing.T) {
 	var n atomic.Int64
+	// The function returns at once, so a tick is missed only when the
+	// machine stalls the workers; a loaded CI machine may do that once or
+	// twice, which is not what this test is about.
 	started, missed := Paced(context.Background(), 200, 4, 500*time.Millisecond, func(context.Context) { n.Add(1) })
-	if started < 80 || started > 120 || missed != 0 || n.Load() != started {
+	if started+missed < 80 || started+missed > 120 || missed > 5 || n.Load() != started {
 		t.Fatalf("started %d (ran %d), missed %d: want about 100 calls in 0.5 s at 200/s", started, n.Load(), missed)
 	}
 }

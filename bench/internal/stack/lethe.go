@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/internal/app"
+	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/config"
 )
 
@@ -130,8 +131,9 @@ func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string, q
 	return l, nil
 }
 
-// StartLetheInProcess runs lethe inside this process with app.Start.
-func StartLetheInProcess(ctx context.Context, dsn, dataDir string, log *slog.Logger, quick bool) (*Lethe, error) {
+// StartLetheInProcess runs lethe inside this process with app.Start, on
+// clk (nil: the wall clock).
+func StartLetheInProcess(ctx context.Context, dsn, dataDir string, log *slog.Logger, quick bool, clk clock.Clock) (*Lethe, error) {
 	cfg, err := config.FromEnv() // the server's own defaults, as `lethe serve` would have them
 	if err != nil {
 		return nil, err
@@ -145,7 +147,7 @@ func StartLetheInProcess(ctx context.Context, dsn, dataDir string, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	a, err := app.Start(ctx, cfg, log, app.Options{Listener: ln})
+	a, err := app.Start(ctx, cfg, log, app.Options{Listener: ln, Clock: clk})
 	if err != nil {
 		return nil, err
 	}

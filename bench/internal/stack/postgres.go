@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,8 +25,9 @@ type Postgres struct {
 }
 
 // StartPostgres starts a private cluster in a fresh folder under tmpDir.
-// PostgreSQL keeps its default settings (fsync on) apart from allowing
-// enough connections for 64 clients plus lethe's pool.
+// It runs with lethe's embedded settings (internal/pgembed: fsync on, a
+// queue's WAL and autovacuum settings), allowing enough connections for
+// 64 clients plus lethe's pool.
 func StartPostgres(ctx context.Context, tmpDir string) (*Postgres, error) {
 	dir, err := os.MkdirTemp(tmpDir, "pg-")
 	if err != nil {
@@ -94,6 +96,29 @@ func (p *Postgres) Version(ctx context.Context) string {
 		return "unknown"
 	}
 	return v
+}
+
+// settingsShown are the settings a run's report names: the ones lethe's
+// embedded PostgreSQL changes, and fsync.
+var settingsShown = []string{"fsync", "max_wal_size", "min_wal_size", "checkpoint_timeout", "wal_compression", "autovacuum_naptime"}
+
+// Settings names the server's values of settingsShown ("fsync on,
+// max_wal_size 256MB, ..."); private servers run with lethe's embedded
+// settings (internal/pgembed).
+func (p *Postgres) Settings(ctx context.Context) string {
+	conn, err := pgx.Connect(ctx, p.DSN("postgres"))
+	if err != nil {
+		return "settings unknown"
+	}
+	defer conn.Close(ctx)
+	var out []string
+	for _, name := range settingsShown {
+		var v string
+		if err := conn.QueryRow(ctx, `SELECT current_setting($1)`, name).Scan(&v); err == nil {
+			out = append(out, name+" "+v)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // Checkpoint flushes dirty pages so a scenario does not pay for the

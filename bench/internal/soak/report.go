@@ -1,0 +1,134 @@
+package soak
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lethe-mq/lethe/bench/internal/report"
+)
+
+// Output file names in the output folder.
+const (
+	JSONFile  = "soak.json"
+	MDFile    = "soak.md"
+	ChartFile = "soak-footprint.png"
+)
+
+// Report is everything a soak produced.
+type Report struct {
+	Meta       report.Meta  `json:"meta"`
+	Load       string       `json:"load"` // the spec in words
+	Samples    []Sample     `json:"samples"`
+	Deliveries []Delivery   `json:"deliveries"`
+	Errors     []ErrorTally `json:"errors"`
+	// Undelivered is what the drain still missed when it gave up.
+	Undelivered int64   `json:"undelivered_at_end"`
+	Verdict     Verdict `json:"verdict"`
+}
+
+// ErrorTally counts one kind of failed request.
+type ErrorTally struct {
+	Kind  string `json:"kind"`
+	Count int64  `json:"count"`
+	First string `json:"first,omitempty"`
+}
+
+// Write puts soak.json, soak.md and the chart in dir and returns their
+// paths.
+func (r *Report) Write(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var written []string
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	p := filepath.Join(dir, JSONFile)
+	if err := os.WriteFile(p, append(js, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	written = append(written, p)
+	chart := filepath.Join(dir, ChartFile)
+	chartErr := Chart(chart, r.Samples, r.Verdict)
+	if chartErr == nil {
+		written = append(written, chart)
+	}
+	p = filepath.Join(dir, MDFile)
+	if err := os.WriteFile(p, []byte(r.Markdown(chartErr == nil)), 0o644); err != nil {
+		return written, err
+	}
+	return append(written, p), chartErr
+}
+
+// Markdown renders the report.
+func (r *Report) Markdown(withChart bool) string {
+	var b strings.Builder
+	m := r.Meta
+	fmt.Fprintf(&b, "# lethe soak\n\n")
+	fmt.Fprintf(&b, "- started: %s, took %.0f s\n- command: `%s`\n- machine: %s\n", m.Started, m.Seconds, m.Command, m.Machine)
+	for _, k := range sortedKeys(m.Versions) {
+		fmt.Fprintf(&b, "- %s: %s\n", k, m.Versions[k])
+	}
+	fmt.Fprintf(&b, "- lethe memory: %s\n- load: %s\n", m.LetheMemory, r.Load)
+	for _, n := range m.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	fmt.Fprintf(&b, "\n## Verdict\n\n%s\n\n", r.Verdict.Line())
+	r.verdictTable(&b)
+	r.deliveryTable(&b)
+	b.WriteString("\n## Footprint over time\n\n")
+	if withChart {
+		fmt.Fprintf(&b, "![footprint](%s)\n\n", ChartFile)
+	}
+	r.timeTable(&b)
+	if len(r.Samples) > 0 {
+		r.tableDetail(&b, r.Samples[len(r.Samples)-1])
+	}
+	return b.String()
+}
+
+func (r *Report) verdictTable(b *strings.Builder) {
+	v := r.Verdict
+	fmt.Fprintf(b, "Tolerances: database ±%.0f%%; each table ±%.0f%% or %s, whichever is larger; RSS ±%.0f%% or %s; 0 lost; 0 duplicates. Slope: least-squares growth per minute over the late window.\n\n",
+		100*DatabaseTolerance, 100*TableTolerance, mib(TableFloor), 100*RSSTolerance, mib(RSSFloor))
+	fmt.Fprintf(b, "| figure | %s | %s | change | late slope / min | flat |\n|---|---|---|---|---|---|\n", v.Early, v.Late)
+	rows := append([]Change{v.Database}, v.Tables...)
+	if v.RSS != nil {
+		rows = append(rows, *v.RSS)
+	}
+	for _, c := range rows {
+		change := "–"
+		if c.Early > 0 {
+			change = fmt.Sprintf("%+.1f%%", 100*(c.Late/c.Early-1))
+		}
+		flat := "yes"
+		if !c.Flat {
+			flat = "**no**"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %+.2f MiB | %s |\n", c.Name, mib(c.Early), mib(c.Late), change, c.SlopePerMin/(1<<20), flat)
+	}
+}
+
+func (r *Report) deliveryTable(b *strings.Builder) {
+	b.WriteString("\n## Delivery\n\n| queue | group | pushed | received | lost | duplicates | failed pushes | received after a failed push | lost by a rule (history) |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, d := range r.Deliveries {
+		for _, g := range d.Groups {
+			fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d |\n",
+				d.Queue, g.Group, d.Pushed, g.Received, g.Lost, g.Dups, d.Failed, g.Unpushed, g.RecordedLost)
+		}
+		if d.Strangers > 0 {
+			fmt.Fprintf(b, "| %s | (any) | | %d deliveries this run did not push | | | | | |\n", d.Queue, d.Strangers)
+		}
+	}
+	fmt.Fprintf(b, "\nStill undelivered when the drain ended: %d.", r.Undelivered)
+	for _, e := range r.Errors {
+		if e.Count > 0 {
+			fmt.Fprintf(b, " %s errors: %d (first: %s).", e.Kind, e.Count, e.First)
+		}
+	}
+	b.WriteString("\n")
+}
