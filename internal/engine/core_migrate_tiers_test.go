@@ -20,7 +20,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
-// A database of the layout before time partitions (every migration but 050-052)
+// A database of the layout before time partitions (every migration but 050-053)
 // migrates in place: its segments become the legacy leaf of the forever
 // set and its hashes the legacy sidecar leaf. Every message is still
 // served, in order, to a group that was half-way and to a new one; a
@@ -34,9 +34,9 @@ func TestCoreMigration050KeepsEveryMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	// A database of the layout before tiers: every migration but 050-052
+	// A database of the layout before tiers: every migration but 050-053
 	// (later ones, such as the streams' 080 and 081, may have run already).
-	migrateWithout(t, pool, func(v int) bool { return v >= 50 && v <= 52 })
+	migrateWithout(t, pool, func(v int) bool { return v >= 50 && v <= 53 })
 	pids := []uuid.UUID{uuid.New(), uuid.New()}
 	if _, err := pool.Exec(ctx, `
 		WITH q AS (INSERT INTO lethe.queues (name, created_at, updated_at) VALUES ('old', $1, $1) RETURNING id)
@@ -87,6 +87,20 @@ func TestCoreMigration050KeepsEveryMessage(t *testing.T) {
 		t.Errorf("a transaction id stored before the migration pushed again: %s, want duplicate", dup[0].Status)
 	}
 	e.push("old", "a", `"new"`)
+	// Every leaf (the legacy ones, those the push created) has its table's
+	// autovacuum settings: 090 ran before the tiers here, 053 after.
+	var bare []string
+	if err := pool.QueryRow(ctx, `
+		SELECT coalesce(array_agg(t.relid::regclass::text), '{}')
+		  FROM unnest(ARRAY['lethe.segments', 'lethe.txns']::regclass[]) root,
+		       pg_catalog.pg_partition_tree(root) t JOIN pg_catalog.pg_class c ON c.oid = t.relid
+		 WHERE t.isleaf AND NOT coalesce(c.reloptions, '{}') && ARRAY['autovacuum_vacuum_scale_factor=0.05',
+		                                                             'autovacuum_vacuum_scale_factor=0.02']`).Scan(&bare); err != nil {
+		t.Fatal(err)
+	}
+	if len(bare) > 0 {
+		t.Errorf("leaves without their table's autovacuum settings after the upgrade: %v", bare)
+	}
 
 	got := drain(e, engine.PopRequest{Queue: "old", Partition: "a", Group: "g", Batch: 100})
 	if want := `"1.2" "1.3" "2.0" "2.1" "2.2" "2.3" "new"`; got != want {
