@@ -33,9 +33,11 @@ type PopRequest struct {
 	Wait             bool
 	Timeout          time.Duration
 	AutoAck          bool
-	SubscriptionMode string
+	SubscriptionMode string // "new": from now; any other value: from the oldest
 	SubscriptionFrom string
-	MaxPartitions    int
+	// MaxPartitions is how many partitions one pop may claim; Batch caps
+	// the messages of all of them together, and they share one lease id.
+	MaxPartitions int
 	// Namespace and Task select queues when Queue is empty (GET /api/v1/pop).
 	Namespace string
 	Task      string
@@ -76,11 +78,8 @@ func (r *PopRequest) Validate() error {
 	if r.MaxPartitions < 1 || r.MaxPartitions > MaxPopPartitions {
 		return invalidf("partitions must be between 1 and %d, got %d", MaxPopPartitions, r.MaxPartitions)
 	}
-	switch r.SubscriptionMode {
-	case "", SubscriptionAll, SubscriptionNew:
-	default:
-		return invalidf("subscriptionMode must be %q or %q, got %q", SubscriptionAll, SubscriptionNew, r.SubscriptionMode)
-	}
+	// subscriptionMode is never refused, as in Queen: "new" starts at now,
+	// anything else at the oldest message (clients send "from_beginning").
 	if r.SubscriptionFrom != "" && r.SubscriptionFrom != "now" {
 		if _, err := time.Parse(time.RFC3339Nano, r.SubscriptionFrom); err != nil {
 			return invalidf("subscriptionFrom must be \"now\" or an RFC 3339 time, got %q", r.SubscriptionFrom)
@@ -179,9 +178,11 @@ type candidate struct {
 	hasCursor bool
 }
 
-// popOnce claims from up to MaxPartitions partitions of one queue. A
-// partition whose stored state cannot be served is skipped, logged and
-// counted; the others are served.
+// popOnce claims from up to MaxPartitions partitions of one queue, at most
+// Batch messages in all, under one lease id: one extend renews them all,
+// and each partition's lease settles with its own acks. A partition whose
+// stored state cannot be served is skipped, logged and counted; the others
+// are served.
 func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse, error) {
 	resp := &api.PopResponse{Success: true, Queue: req.Queue, ConsumerGroup: groupLabel(req.Group), Messages: []api.Message{}}
 	q, err := e.catalog.queue(ctx, req.Queue)
@@ -201,11 +202,13 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	// one fails.
 	var fx effects
 	defer e.fire(&fx)
+	spec := claimSpec{leaseID: uuid.New(), fromAt: fromAt, now: now}
 	for _, c := range cands {
-		if resp.PartitionsClaimed >= req.MaxPartitions {
+		spec.batch = req.Batch - len(resp.Messages)
+		if resp.PartitionsClaimed >= req.MaxPartitions || spec.batch <= 0 {
 			break
 		}
-		got, err := e.claim(ctx, q, c, req, fromAt, now)
+		got, err := e.claim(ctx, q, c, req, spec)
 		if err != nil && partitionFault(err) {
 			fx.partitionFailed(q.Name, c.name, "pop", err)
 			e.rotateFailed(ctx, c.pid, req.Group, now)
@@ -214,20 +217,25 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 		if err != nil {
 			return nil, err
 		}
-		if got.unreadable > 0 {
-			fx.unreadable(q.Name, c.name, got.unreadable, got.unreadableErr)
-		}
-		if len(got.msgs) == 0 {
-			continue
-		}
-		if resp.PartitionsClaimed == 0 {
-			resp.Partition, resp.PartitionID, resp.LeaseID = c.name, c.pid.String(), got.leaseID
-		}
-		resp.PartitionsClaimed++
-		resp.Messages = append(resp.Messages, got.msgs...)
-		fx.delivered(q.Name, req.Group, len(got.msgs))
+		addClaimed(resp, q, c, req.Group, got, &fx)
 	}
 	return resp, nil
+}
+
+// addClaimed adds what one partition gave to the response.
+func addClaimed(resp *api.PopResponse, q *Queue, c candidate, group string, got claimed, fx *effects) {
+	if got.unreadable > 0 {
+		fx.unreadable(q.Name, c.name, got.unreadable, got.unreadableErr)
+	}
+	if len(got.msgs) == 0 {
+		return
+	}
+	if resp.PartitionsClaimed == 0 {
+		resp.Partition, resp.PartitionID, resp.LeaseID = c.name, c.pid.String(), got.leaseID
+	}
+	resp.PartitionsClaimed++
+	resp.Messages = append(resp.Messages, got.msgs...)
+	fx.delivered(q.Name, group, len(got.msgs))
 }
 
 // rotateFailed records a pop of a partition that failed to serve, so the

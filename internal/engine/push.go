@@ -115,6 +115,9 @@ func (e *Engine) PushDecoded(ctx context.Context, items []api.PushItem, producer
 }
 
 func (e *Engine) push(ctx context.Context, items []api.PushItem, producerSub string, payloadsValid bool) ([]api.PushResult, error) {
+	if len(items) == 0 {
+		return []api.PushResult{}, nil // clients push an empty tail batch
+	}
 	prep, err := e.preparePush(items, producerSub, payloadsValid)
 	if err != nil {
 		return nil, err

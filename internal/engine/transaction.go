@@ -211,7 +211,9 @@ func abortedTransaction(txID string, err error) *api.TransactionResponse {
 }
 
 // ExtendLease pushes a lease's expiry to now + seconds (the queue's
-// leaseTime when seconds is 0).
+// leaseTime when seconds is 0). A pop that claimed several partitions
+// leased them all under one id: every one of them is extended, and the
+// answer is the earliest new expiry.
 func (e *Engine) ExtendLease(ctx context.Context, leaseID string, seconds int) (time.Time, error) {
 	id, err := uuid.Parse(leaseID)
 	if err != nil {
@@ -221,19 +223,21 @@ func (e *Engine) ExtendLease(ctx context.Context, leaseID string, seconds int) (
 		return time.Time{}, invalidf("seconds must be between 0 and %d", 7*24*3600)
 	}
 	now := e.clock.Now()
-	var until time.Time
+	var until *time.Time
 	err = e.pool.QueryRow(ctx, `
-		UPDATE lethe.cursors c
-		   SET lease_until = $2::timestamptz + make_interval(secs => CASE WHEN $3 > 0 THEN $3 ELSE q.lease_time END),
-		       updated_at = $2
-		  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
-		 WHERE c.lease_id = $1 AND p.id = c.partition_id
-		RETURNING c.lease_until`, id, now, seconds).Scan(&until)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, notFoundf("lease %s is not held (acked, released, or taken over after expiring)", leaseID)
-	}
+		WITH extended AS (
+			UPDATE lethe.cursors c
+			   SET lease_until = $2::timestamptz + make_interval(secs => CASE WHEN $3 > 0 THEN $3 ELSE q.lease_time END),
+			       updated_at = $2
+			  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+			 WHERE c.lease_id = $1 AND p.id = c.partition_id
+			RETURNING c.lease_until)
+		SELECT min(lease_until) FROM extended`, id, now, seconds).Scan(&until)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("extend lease %s: %w", leaseID, err)
 	}
-	return until, nil
+	if until == nil {
+		return time.Time{}, notFoundf("lease %s is not held (acked, released, or taken over after expiring)", leaseID)
+	}
+	return *until, nil
 }

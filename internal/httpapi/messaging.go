@@ -28,11 +28,15 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Field(apierr.Invalid, "items", `body must be {"items": [{"queue": ..., "payload": ...}]}`)
 	}
 	// The engine (or the maintenance buffer) checks every item by the rules
-	// of package validate before anything is written.
+	// of package validate before anything is written. No items is Queen's
+	// 201 [] (clients push an empty tail batch at the end of a loop).
 	var results []api.PushResult
-	if s.maint != nil && s.maint.State().Push {
+	switch {
+	case len(req.Items) == 0:
+		results = []api.PushResult{}
+	case s.maint != nil && s.maint.State().Push:
 		results, err = s.maint.Buffer(r.Context(), req.Items)
-	} else {
+	default:
 		results, err = s.eng.PushDecoded(r.Context(), req.Items, "")
 	}
 	if err != nil {
