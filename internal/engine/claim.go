@@ -26,6 +26,9 @@ type claimed struct {
 	// not be served; unreadableErr is the first one's reason.
 	unreadable    int
 	unreadableErr error
+	// expired counts messages passed undelivered because they outlived
+	// the queue's ttl.
+	expired int
 }
 
 // claimSpec is what every claim of one pop shares.
@@ -120,8 +123,9 @@ func (e *Engine) claimFrames(ctx context.Context, tx pgx.Tx, q *Queue, req PopRe
 		if err != nil {
 			return nil, lease.Claim{}, out, err
 		}
-		offers := offersOf(frames)
+		offers := e.offersOf(q, frames, now)
 		cl := lease.ClaimOffers(&row.Cursor, q.policy(), offers, spec.batch, req.AutoAck, spec.leaseID, now)
+		out.expired += cl.Expired
 		for _, d := range cl.Dead {
 			if out.unreadableErr == nil {
 				out.unreadableErr = fmt.Errorf("offset %d: %s", d.Offset, d.Reason)
@@ -137,22 +141,33 @@ func (e *Engine) claimFrames(ctx context.Context, tx pgx.Tx, q *Queue, req PopRe
 	}
 }
 
-// offersOf turns stored frames into what a claim may hand out. A frame that
-// cannot be written into a response verbatim (damaged, or a payload that is
-// not JSON PostgreSQL can store) is offered as unreadable: it goes to the dead letters instead of
-// breaking the response for the other messages.
-func offersOf(frames []store.Frame) []lease.Offer {
+// offersOf turns stored frames into what a claim may hand out, opening
+// sealed payloads in place (frames[i].Payload becomes the JSON). A frame
+// that cannot be written into a response verbatim (damaged, sealed under a
+// key this server does not hold, or a payload that is not JSON PostgreSQL
+// can store) is offered as unreadable: it goes to the dead letters, still
+// sealed, instead of breaking the response for the other messages. A
+// message older than the queue's ttl is offered as expired.
+func (e *Engine) offersOf(q *Queue, frames []store.Frame, now time.Time) []lease.Offer {
+	expiredBefore := now.Add(-time.Duration(q.TTL) * time.Second)
 	out := make([]lease.Offer, len(frames))
 	for i := range frames {
 		f := &frames[i]
 		out[i] = lease.Offer{Offset: f.Offset}
-		switch {
-		case f.Err != nil:
+		if f.Err != nil {
 			out[i].Unreadable = f.Err.Error()
-		case len(f.Payload) > 0 && !pushdec.Valid(f.Payload):
+			continue
+		}
+		payload, err := e.openPayload(f)
+		switch {
+		case err != nil:
+			out[i].Unreadable = err.Error()
+		case len(payload) > 0 && !pushdec.Valid(payload):
 			out[i].Unreadable = "the stored payload is not JSON PostgreSQL can store"
 		default:
+			f.Payload, f.Sealed = payload, false
 			out[i].Hash = store.TxnHash(f.TxnID)
+			out[i].Expired = q.TTL > 0 && f.CreatedAt.Before(expiredBefore)
 		}
 	}
 	return out

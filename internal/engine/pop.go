@@ -158,12 +158,13 @@ func (e *Engine) popQueues(ctx context.Context, req PopRequest, queues []string)
 	return resp, nil
 }
 
-// queuesOf lists the queues of a namespace and/or task.
+// queuesOf lists the queues of a namespace and/or task in the order a pop
+// tries them: higher priority first, then by name.
 func (e *Engine) queuesOf(ctx context.Context, namespace, task string) ([]string, error) {
 	rows, err := e.pool.Query(ctx, `
 		SELECT name FROM lethe.queues
 		 WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR task = $2)
-		 ORDER BY name LIMIT 1000`, namespace, task)
+		 ORDER BY coalesce((options->>'priority')::int, 0) DESC, name LIMIT 1000`, namespace, task)
 	if err != nil {
 		return nil, fmt.Errorf("list queues of namespace %q task %q: %w", namespace, task, err)
 	}
@@ -188,6 +189,9 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	q, err := e.catalog.queue(ctx, req.Queue)
 	if err != nil || q == nil {
 		return resp, err
+	}
+	if err := e.needKey(q); err != nil {
+		return nil, err
 	}
 	now := e.clock.Now()
 	fromAt, err := e.subscription(ctx, q, req.Group, req.SubscriptionMode, req.SubscriptionFrom, now)
@@ -226,6 +230,9 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 func addClaimed(resp *api.PopResponse, q *Queue, c candidate, group string, got claimed, fx *effects) {
 	if got.unreadable > 0 {
 		fx.unreadable(q.Name, c.name, got.unreadable, got.unreadableErr)
+	}
+	if got.expired > 0 {
+		fx.expired(q.Name, group, got.expired)
 	}
 	if len(got.msgs) == 0 {
 		return

@@ -48,7 +48,7 @@ type createdPartition struct {
 // step answers success=false with the reason; an error means the request
 // was malformed or the database failed.
 func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, producerSub string) (*api.TransactionResponse, error) {
-	pushes, err := e.planTransaction(req, producerSub)
+	pushes, err := e.planTransaction(ctx, req, producerSub)
 	if err != nil {
 		return nil, err
 	}
@@ -80,33 +80,68 @@ func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, pr
 }
 
 // planTransaction validates and encodes every operation before anything is
-// written; pushes[i] is operation i's push, if it is one.
-func (e *Engine) planTransaction(req api.TransactionRequest, producerSub string) ([]*txPush, error) {
+// written; pushes[i] is operation i's push, if it is one. The pushes of all
+// operations together must fit their queues' maxSize.
+func (e *Engine) planTransaction(ctx context.Context, req api.TransactionRequest, producerSub string) ([]*txPush, error) {
+	items, err := e.validateTransaction(req)
+	if err != nil {
+		return nil, err
+	}
+	queues, err := e.pushQueues(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	pushes := make([]*txPush, len(req.Operations))
+	var all []prepared
+	for i, op := range req.Operations {
+		if op.Type != "push" {
+			continue
+		}
+		prep, err := e.preparePush(op.Items, queues, producerSub)
+		if err != nil {
+			return nil, fmt.Errorf("operations[%d]: %w", i, err)
+		}
+		reqs, idx := groupByPartition(prep)
+		pushes[i] = &txPush{reqs: reqs, idx: idx, prep: prep}
+		all = append(all, prep...)
+	}
+	return pushes, e.checkCapacity(ctx, queues, all)
+}
+
+// validateTransaction checks every operation and returns the items of its
+// pushes.
+func (e *Engine) validateTransaction(req api.TransactionRequest) ([]api.PushItem, error) {
 	if len(req.Operations) == 0 {
 		return nil, invalidf("operations must hold at least one ack or push")
 	}
-	pushes := make([]*txPush, len(req.Operations))
+	var items []api.PushItem
 	for i, op := range req.Operations {
 		switch op.Type {
 		case "push":
-			prep, err := e.preparePush(op.Items, producerSub, true)
-			if err != nil {
+			if err := e.validatePush(op.Items, true); err != nil {
 				return nil, fmt.Errorf("operations[%d]: %w", i, err)
 			}
-			reqs, idx := groupByPartition(prep)
-			pushes[i] = &txPush{reqs: reqs, idx: idx, prep: prep}
+			items = append(items, op.Items...)
 		case "ack":
-			if _, err := uuid.Parse(op.PartitionID); err != nil {
-				return nil, invalidf("operations[%d].partitionId %q is not a partition id", i, op.PartitionID)
-			}
-			if op.TransactionID == "" {
-				return nil, invalidf("operations[%d].transactionId is required", i)
+			if err := checkTxAck(i, op); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, invalidf("operations[%d].type must be \"ack\" or \"push\", got %q", i, op.Type)
 		}
 	}
-	return pushes, nil
+	return items, nil
+}
+
+// checkTxAck checks an ack operation's ids.
+func checkTxAck(i int, op api.Operation) error {
+	if _, err := uuid.Parse(op.PartitionID); err != nil {
+		return invalidf("operations[%d].partitionId %q is not a partition id", i, op.PartitionID)
+	}
+	if op.TransactionID == "" {
+		return invalidf("operations[%d].transactionId is required", i)
+	}
+	return nil
 }
 
 // createTxPartitions finds or creates, inside tx, every partition the

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/lethe-mq/lethe/api"
 )
 
@@ -117,5 +119,32 @@ func TestQueenConfigureEmptyQueueRefused(t *testing.T) {
 	var e api.Error
 	if err := json.Unmarshal(res.body, &e); err != nil || res.status != http.StatusBadRequest || e.Field != "queue" {
 		t.Errorf(`configure {"queue":""} = %d %s, want 400 naming the queue`, res.status, res.body)
+	}
+}
+
+// With JWTs on, a push stamps the token's sub as producerSub and ignores
+// one in the body (Queen's anti-impersonation); bad tokens answer 401.
+func TestQueenJWTStampsProducerSub(t *testing.T) {
+	t.Parallel()
+	r := startCoreReplica(t, withJWT)
+	alice := signedJWT(t, "alice", "read-write")
+	res := doWithToken(t, "POST", r.url+"/api/v1/push", alice,
+		`{"items":[{"queue":"jwt","payload":1,"producerSub":"mallory"}]}`)
+	if res.status != http.StatusCreated {
+		t.Fatalf("push with a JWT: %d %s", res.status, res.body)
+	}
+	res = doWithToken(t, "GET", r.url+"/api/v1/pop/queue/jwt", alice, "")
+	var pop api.PopResponse
+	if err := json.Unmarshal(res.body, &pop); err != nil || len(pop.Messages) != 1 || pop.Messages[0].ProducerSub != "alice" {
+		t.Errorf("popped %d %s, want producerSub alice", res.status, res.body)
+	}
+	expired, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "x", "role": "admin",
+		"exp": coreT0.Add(-time.Hour).Unix()}).SignedString([]byte(testJWTSecret))
+	for name, tok := range map[string]string{"expired": expired, "wrong secret": signedJWT(t, "x", "admin") + "x", "none": ""} {
+		res := doWithToken(t, "GET", r.url+"/api/v1/resources/queues", tok, "")
+		var e api.Error
+		if res.status != http.StatusUnauthorized || json.Unmarshal(res.body, &e) != nil || e.Error == "" {
+			t.Errorf("%s token: %d %s, want 401 with a reason", name, res.status, res.body)
+		}
 	}
 }
