@@ -3,6 +3,7 @@ package seal
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -115,4 +116,30 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("Open accepted %x as %q", b, plain)
 		}
 	})
+}
+
+// BenchmarkSealOpen is the CPU cost of encryption per payload, without
+// the database: go test -run XXX -bench . ./internal/seal/
+func BenchmarkSealOpen(b *testing.B) {
+	ks := mustKeys(b, keyA, "")
+	for _, size := range []int{100, 1024, 64 << 10} {
+		plain := bytes.Repeat([]byte("x"), size)
+		sealed, _ := ks.Seal(nil, plain)
+		b.Run(fmt.Sprintf("seal-%d", size), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if _, err := ks.Seal(nil, plain); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("open-%d", size), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if _, err := ks.Open(sealed); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
