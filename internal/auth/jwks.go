@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/rsa"
@@ -37,17 +38,21 @@ type jwksUnavailable struct{ err error }
 func (e jwksUnavailable) Error() string { return e.err.Error() }
 
 // jwksCache holds the keys of a JWKS URL by kid, fetched with a timeout
-// and kept for refresh.
+// and kept for refresh. Lookups never wait for a fetch unless they need
+// one; fetches happen one at a time.
 type jwksCache struct {
 	url     string
 	client  *http.Client
 	refresh time.Duration
 	now     func() time.Time
 
-	mu        sync.Mutex
+	fetchMu sync.Mutex // held while fetching
+
+	mu        sync.Mutex // guards the fields below
 	keys      map[string]any
 	fetchedAt time.Time
 	triedAt   time.Time
+	lastErr   error // of the last fetch
 }
 
 func newJWKSCache(url string, client *http.Client, timeout, refresh time.Duration, now func() time.Time) *jwksCache {
@@ -63,35 +68,45 @@ func newJWKSCache(url string, client *http.Client, timeout, refresh time.Duratio
 	return &jwksCache{url: url, client: client, refresh: refresh, now: now}
 }
 
-// key answers the key named kid. A kid not in the cache fetches the JWKS
-// again (at most every jwksMinRefetch); a token without a kid uses the only
-// key of a JWKS that has one.
+// key answers the key named kid. Keys older than the refresh interval, or
+// a kid not among them, fetch the JWKS again, at most every jwksMinRefetch
+// (meanwhile the keys fetched before are used); a token without a kid uses
+// the only key of a JWKS that has one.
 func (c *jwksCache) key(ctx context.Context, kid string) (any, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	stale := c.keys == nil || now.Sub(c.fetchedAt) >= c.refresh
-	if k := c.lookup(kid); k != nil && !stale {
+	if k := c.cached(kid, false); k != nil {
 		return k, nil
 	}
-	if stale || now.Sub(c.triedAt) >= jwksMinRefetch {
-		c.triedAt = now
-		keys, err := c.fetch(ctx)
-		switch {
-		case err == nil:
-			c.keys, c.fetchedAt = keys, now
-		case c.keys == nil:
-			return nil, jwksUnavailable{err}
-		}
-		// A failed refresh keeps the keys fetched before.
+	c.fetchMu.Lock()
+	defer c.fetchMu.Unlock()
+	if k := c.cached(kid, false); k != nil { // fetched while this one waited
+		return k, nil
 	}
-	if k := c.lookup(kid); k != nil {
+	if c.mayFetch() {
+		keys, err := c.fetch(ctx)
+		c.mu.Lock()
+		if err == nil {
+			c.keys, c.fetchedAt = keys, c.now()
+		}
+		c.lastErr = err
+		c.mu.Unlock()
+	}
+	if err := c.unavailable(); err != nil {
+		return nil, err
+	}
+	if k := c.cached(kid, true); k != nil {
 		return k, nil
 	}
 	return nil, fmt.Errorf("no key with kid %q in the JWKS", kid)
 }
 
-func (c *jwksCache) lookup(kid string) any {
+// cached is the key named kid among the fetched keys: only while they are
+// fresh, unless stale keys will do.
+func (c *jwksCache) cached(kid string, staleOK bool) any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys == nil || !staleOK && c.now().Sub(c.fetchedAt) >= c.refresh {
+		return nil
+	}
 	if k, ok := c.keys[kid]; ok {
 		return k
 	}
@@ -101,6 +116,29 @@ func (c *jwksCache) lookup(kid string) any {
 		}
 	}
 	return nil
+}
+
+// unavailable is the error of a cache that holds no keys: none could be
+// fetched yet.
+func (c *jwksCache) unavailable() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys != nil {
+		return nil
+	}
+	return jwksUnavailable{cmp.Or(c.lastErr, errors.New("the JWKS was not fetched yet"))}
+}
+
+// mayFetch says a fetch may start now, and records it.
+func (c *jwksCache) mayFetch() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if !c.triedAt.IsZero() && now.Sub(c.triedAt) < jwksMinRefetch {
+		return false
+	}
+	c.triedAt = now
+	return true
 }
 
 // fetch reads the JWKS: RSA and Ed25519 signing keys, by kid.

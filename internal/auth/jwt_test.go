@@ -230,6 +230,10 @@ func TestJWKSUnreachableIsUnavailableWithinTheTimeout(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the fetch took %s; the timeout is 200ms", d)
 	}
+	// Right after, no new fetch is tried, and it is still 503, not 401.
+	if _, err := check(a, sign(t, jwt.SigningMethodRS256, key, claims(nil), "k"), Write); !errors.Is(err, apierr.Unavailable) {
+		t.Errorf("second token while the JWKS is down: %v, want 503", err)
+	}
 }
 
 func TestJWTConfigErrors(t *testing.T) {
