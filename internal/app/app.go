@@ -24,7 +24,8 @@ import (
 	"github.com/lethe-mq/lethe/internal/pgembed"
 	"github.com/lethe-mq/lethe/internal/pushbuffer"
 	"github.com/lethe-mq/lethe/internal/retention"
-	"github.com/lethe-mq/lethe/internal/schema"
+	"github.com/lethe-mq/lethe/internal/streams"
+	"github.com/lethe-mq/lethe/internal/traces"
 )
 
 // App is a running replica.
@@ -39,6 +40,10 @@ type App struct {
 	// Retention is the maintenance loop; running unless RETENTION_ENABLED
 	// is false, its status and analytics routes are served either way.
 	Retention *retention.Service
+	// Streams serves the streams API, Traces the message traces; their
+	// reclaim rules run in the retention loop.
+	Streams *streams.Service
+	Traces  *traces.Service
 
 	cluster *pgembed.Cluster
 	http    *http.Server
@@ -72,40 +77,17 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 			a.Stop(context.Background())
 		}
 	}()
-	dsn := cfg.DatabaseURL
-	if dsn == "" {
-		dataDir, err := filepath.Abs(cfg.DataDir)
+	// A busy port is found before anything slow (initdb) runs.
+	a.Listener = opts.Listener
+	if a.Listener == nil {
+		var err error
+		a.Listener, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("listen on %s:%d: %w (is another lethe running? set PORT)", cfg.Host, cfg.Port, err)
 		}
-		log.Info("no DATABASE_URL set: starting an embedded PostgreSQL", "data_dir", dataDir)
-		a.cluster, err = pgembed.Start(ctx, pgembed.Config{DataDir: dataDir, Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("embedded PostgreSQL: %w", err)
-		}
-		dsn = a.cluster.ConnString("postgres")
 	}
-	pcfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	pcfg.MaxConns = int32(cfg.PoolSize)
-	a.Pool, err = pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
-	}
-	pingCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	err = a.Pool.Ping(pingCtx)
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("connect to PostgreSQL at %s: %w", redact(dsn), err)
-	}
-	applied, err := schema.Migrate(ctx, a.Pool)
-	if err != nil {
+	if err := a.openDatabase(ctx); err != nil {
 		return nil, err
-	}
-	if len(applied) > 0 {
-		log.Info("schema migrated", "versions", applied)
 	}
 	prom := metrics.New(metrics.Config{Pool: a.Pool, Logger: log})
 	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, Hooks: prom.Hooks(),
@@ -127,12 +109,15 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	for _, n := range cfg.Notices {
 		log.Info(n)
 	}
+	a.Streams = streams.New(streams.Config{Engine: a.Engine, StateIdleDays: cfg.Retention.StreamsStateIdleDays})
+	a.Traces = traces.New(traces.Config{Pool: a.Pool, Clock: a.Clock, RetentionDays: cfg.Retention.TracesRetentionDays,
+		Keys: cfg.EncryptionKeys})
 	a.Retention = retention.New(a.Pool, retention.Config{Clock: a.Clock, Logger: log,
 		Interval: cfg.Retention.Interval, BatchSize: cfg.Retention.BatchSize, LockID: cfg.Retention.LockID,
 		MaxBusy:              cfg.Retention.MaxBusy,
 		MetricsRetentionDays: cfg.Retention.MetricsRetentionDays, DLQRetentionDays: cfg.Retention.DLQRetentionDays,
 		PartitionCleanupDays: cfg.Retention.PartitionCleanupDays, KeepPartitions: !cfg.Retention.PartitionCleanup,
-		Forget: a.Engine.Forget})
+		Forget: a.Engine.Forget, Reclaimers: a.reclaimers()})
 	if err := a.Retention.Register(prom.Registry()); err != nil {
 		return nil, fmt.Errorf("register retention metrics: %w", err)
 	}
@@ -148,18 +133,13 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 		Metrics:      prom.Handler(),
 		Observe:      prom.Observe,
 		MaxLongPolls: cfg.MaxLongPolls,
+		Streams:      a.Streams,
+		Traces:       a.Traces,
 	})
 	prom.WatchLongPolls(a.Server.LongPolls)
 	for _, s := range a.services {
 		if err := s.Start(ctx); err != nil {
 			return nil, err
-		}
-	}
-	a.Listener = opts.Listener
-	if a.Listener == nil {
-		a.Listener, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
-		if err != nil {
-			return nil, fmt.Errorf("listen on %s:%d: %w (is another lethe running? set PORT)", cfg.Host, cfg.Port, err)
 		}
 	}
 	// Requests run under a context Stop cancels first, so long polls end at
@@ -193,6 +173,16 @@ func (a *App) authenticator(cfg config.Server) (*auth.Authenticator, error) {
 	return authn, nil
 }
 
+// reclaimers are the retention loop's rules for the streams' state and
+// the traces.
+func (a *App) reclaimers() []retention.Reclaimer {
+	var out []retention.Reclaimer
+	for _, r := range a.Streams.Reclaimers() {
+		out = append(out, r)
+	}
+	return append(out, a.Traces.Reclaimer())
+}
+
 // URL is the replica's base URL.
 func (a *App) URL() string { return "http://" + a.Listener.Addr().String() }
 
@@ -204,6 +194,8 @@ func (a *App) Stop(ctx context.Context) {
 		a.cancelRequests()
 		_ = a.http.Shutdown(sctx)
 		cancel()
+	} else if a.Listener != nil {
+		a.Listener.Close() // start failed before serving
 	}
 	for i := len(a.services) - 1; i >= 0; i-- {
 		a.services[i].Stop()
@@ -221,14 +213,4 @@ func (a *App) Stop(ctx context.Context) {
 			a.Log.Info("embedded PostgreSQL stopped")
 		}
 	}
-}
-
-// redact hides a password in a connection string for logs.
-func redact(dsn string) string {
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return "(unparsable)"
-	}
-	c := cfg.ConnConfig
-	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s", c.Host, c.Port, c.User, c.Database)
 }

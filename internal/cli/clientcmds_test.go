@@ -200,7 +200,10 @@ func TestStatus(t *testing.T) {
 	out := mustLethe(t, "", "status", s)
 	wantContains(t, out, "lethe at "+srv.URL)
 	out = mustLethe(t, "", "status", s, "--json")
-	decode[map[string]any](t, out)
+	if st := decode[api.Status](t, out); st.Queues != 1 || st.Messages.Total != 1 || st.Version == "" {
+		t.Fatalf("status --json = %+v, want 1 queue holding 1 message", st)
+	}
+	wantContains(t, mustLethe(t, "", "status", s), "queues          1 (1 partitions", "messages        1 stored")
 
 	// A server without /api/v1/status: health and queues instead.
 	upstream, _ := url.Parse(srv.URL)
@@ -301,18 +304,15 @@ func TestServerAndTokenFromEnvironment(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 
 	f := clientFlags{}
-	f.resolve(getenv)
-	if f.server != "http://env:1" || f.token != "env-token" {
-		t.Fatalf("from env: %+v", f)
+	if err := f.resolve(getenv); err != nil || f.server != "http://env:1" || f.token != "env-token" {
+		t.Fatalf("from env: %+v, %v", f, err)
 	}
 	f = clientFlags{server: "http://flag:2", token: "flag-token"}
-	f.resolve(getenv)
-	if f.server != "http://flag:2" || f.token != "flag-token" {
-		t.Fatalf("flags must win over env: %+v", f)
+	if err := f.resolve(getenv); err != nil || f.server != "http://flag:2" || f.token != "flag-token" {
+		t.Fatalf("flags must win over env: %+v, %v", f, err)
 	}
 	f = clientFlags{}
-	f.resolve(func(string) string { return "" })
-	if f.server != DefaultServerURL || f.token != "" {
-		t.Fatalf("defaults: %+v", f)
+	if err := f.resolve(func(string) string { return "" }); err != nil || f.server != DefaultServerURL || f.token != "" {
+		t.Fatalf("defaults: %+v, %v", f, err)
 	}
 }

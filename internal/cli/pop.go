@@ -40,7 +40,8 @@ the consumer group until acked with ` + "`lethe ack`" + ` (or until the lease ru
 out, when they are delivered again); --auto-ack marks them done at once.`,
 		Example: `  lethe pop orders
   lethe pop orders --group billing --batch 10 --wait --timeout 5000`,
-		Args: oneArg("queue name", "lethe pop QUEUE"),
+		Args:              oneArg("queue name", "lethe pop QUEUE"),
+		ValidArgsFunction: o.completeQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.queue = args[0]
 			if err := o.Validate(); err != nil {

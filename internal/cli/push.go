@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client"
 )
 
 func init() { extraCommands = append(extraCommands, newPushCmd) }
@@ -32,6 +33,7 @@ type pushOptions struct {
 	data      string
 	file      string
 	in        io.Reader // stdin, when neither --data nor --file is given
+	errOut    io.Writer // progress of pushes of more than one request
 }
 
 func newPushCmd() *cobra.Command {
@@ -47,10 +49,12 @@ be a JSON document and is one message.`,
 		Example: `  lethe push orders --data '{"id": 1}'
   lethe push orders --partition eu --txn order-1 --data '{"id": 1}'
   cat orders.jsonl | lethe push orders`,
-		Args: oneArg("queue name", "lethe push QUEUE"),
+		Args:              oneArg("queue name", "lethe push QUEUE"),
+		ValidArgsFunction: o.completeQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.queue = args[0]
 			o.in = cmd.InOrStdin()
+			o.errOut = cmd.ErrOrStderr()
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -88,6 +92,28 @@ func (o *pushOptions) Run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	results, err := o.pushAll(ctx, c, payloads)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if err := printJSON(w, results); err != nil {
+			return err
+		}
+	} else if err := printPushResults(w, o.queue, results); err != nil {
+		return err
+	}
+	return pushFailures(results)
+}
+
+// pushAll pushes payloads pushChunk at a time, showing progress when it
+// takes more than one request.
+func (o *pushOptions) pushAll(ctx context.Context, c *client.Client, payloads []json.RawMessage) ([]api.PushResult, error) {
+	var bar *progress
+	if len(payloads) > pushChunk && o.errOut != nil {
+		bar = newProgress(o.errOut, "pushing to "+o.queue, len(payloads))
+		defer bar.Finish()
+	}
 	results := make([]api.PushResult, 0, len(payloads))
 	for start := 0; start < len(payloads); start += pushChunk {
 		chunk := payloads[start:min(start+pushChunk, len(payloads))]
@@ -100,21 +126,17 @@ func (o *pushOptions) Run(ctx context.Context, w io.Writer) error {
 			if start > 0 {
 				err = fmt.Errorf("%w (the first %d messages were pushed)", err, start)
 			}
-			return o.explain(err)
+			return nil, o.explain(err)
 		}
 		for i := range res {
 			res[i].Index += start
 		}
 		results = append(results, res...)
-	}
-	if o.json {
-		if err := printJSON(w, results); err != nil {
-			return err
+		if bar != nil {
+			bar.Add(len(chunk))
 		}
-	} else if err := printPushResults(w, o.queue, results); err != nil {
-		return err
 	}
-	return pushFailures(results)
+	return results, nil
 }
 
 // payloads reads the messages from --data, --file or stdin.

@@ -11,6 +11,10 @@ func newQueueCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queue",
 		Short: "List, show, configure and delete queues",
+		Example: `  lethe queue list
+  lethe queue show orders
+  lethe queue configure orders --lease-time 60
+  lethe queue delete orders --yes`,
 	}
 	addClientFlags(cmd, f)
 	cmd.AddCommand(newQueueConfigureCmd(f), newQueueListCmd(f), newQueueShowCmd(f), newQueueDeleteCmd(f))

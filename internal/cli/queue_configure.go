@@ -49,7 +49,8 @@ func newQueueConfigureCmd(f *clientFlags) *cobra.Command {
 the others keep their current values (Queen's defaults for a new queue).`,
 		Example: `  lethe queue configure orders --lease-time 60 --retry-limit 5
   lethe queue configure orders --retention-enabled --completed-retention-seconds 3600`,
-		Args: oneArg("queue name", "lethe queue configure QUEUE [--lease-time N ...]"),
+		Args:              oneArg("queue name", "lethe queue configure QUEUE [--lease-time N ...]"),
+		ValidArgsFunction: f.completeQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.queue = args[0]
 			o.set = map[string]any{}

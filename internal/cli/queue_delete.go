@@ -20,8 +20,11 @@ func newQueueDeleteCmd(f *clientFlags) *cobra.Command {
 	o := &queueDeleteOptions{clientFlags: f}
 	cmd := &cobra.Command{
 		Use:   "delete QUEUE --yes",
-		Short: "Delete a queue and all its messages",
-		Args:  oneArg("queue name", "lethe queue delete QUEUE --yes"),
+		Short: "Delete a queue and all its messages (needs the operator token when auth is on)",
+		Example: `  lethe queue delete orders --yes
+  lethe queue delete orders --yes --operator-token "$OPERATOR_TOKEN"`,
+		Args:              oneArg("queue name", "lethe queue delete QUEUE --yes"),
+		ValidArgsFunction: f.completeQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.queue = args[0]
 			if err := o.Validate(); err != nil {
@@ -42,7 +45,7 @@ func (o *queueDeleteOptions) Validate() error {
 }
 
 func (o *queueDeleteOptions) Run(ctx context.Context, w io.Writer) error {
-	c, err := o.newClient()
+	c, err := o.newOperatorClient()
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,9 @@ func newQueueListCmd(f *clientFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List queues",
-		Args:  cobra.NoArgs,
+		Example: `  lethe queue list
+  lethe queue list --json | jq -r '.[].name'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Validate(); err != nil {
 				return err

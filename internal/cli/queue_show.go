@@ -21,7 +21,10 @@ func newQueueShowCmd(f *clientFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show QUEUE",
 		Short: "Show a queue and its options",
-		Args:  oneArg("queue name", "lethe queue show QUEUE"),
+		Example: `  lethe queue show orders
+  lethe queue show orders --json | jq .options`,
+		Args:              oneArg("queue name", "lethe queue show QUEUE"),
+		ValidArgsFunction: f.completeQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.queue = args[0]
 			if err := o.Validate(); err != nil {

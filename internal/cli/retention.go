@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lethe-mq/lethe/internal/retention"
+	"github.com/lethe-mq/lethe/api"
 )
 
 func init() { extraCommands = append(extraCommands, newRetentionCmd) }
@@ -25,6 +25,8 @@ func newRetentionCmd() *cobra.Command {
 
   lethe retention status [queue]    rules, cutoffs, footprint and a dry run of the next cycle
   lethe retention history [queue]   what was deleted, and what each consumer group lost unread`,
+		Example: `  lethe retention status orders
+  lethe retention history --lost-only --since 24h`,
 	}
 	cmd.AddCommand(newRetentionStatusCmd(), newRetentionHistoryCmd())
 	return cmd
@@ -40,7 +42,10 @@ func newRetentionStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status [queue]",
 		Short: "Show each queue's rules, cutoffs, oldest data, bytes and what the next cycle would delete",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  lethe retention status
+  lethe retention status orders --json | jq .queues[0].nextCycle`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.queue = args[0]
@@ -71,7 +76,7 @@ func (o *retentionStatusOptions) Run(ctx context.Context, w io.Writer) error {
 	if o.queue != "" {
 		path += "?queue=" + url.QueryEscape(o.queue)
 	}
-	var st retention.Status
+	var st api.RetentionStatus
 	if err := c.Do(ctx, http.MethodGet, path, nil, &st); err != nil {
 		return o.explain(err)
 	}
@@ -91,7 +96,7 @@ func (o *retentionStatusOptions) Run(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-func printQueueRetention(w io.Writer, q retention.QueueStatus) {
+func printQueueRetention(w io.Writer, q api.RetentionQueueStatus) {
 	fmt.Fprintf(w, "queue %s\n", q.Queue)
 	fmt.Fprintf(w, "  rules       %s\n", retentionRules(q.Rules))
 	fmt.Fprintf(w, "  cutoffs     retention %s, completed %s, max wait %s, hashes %s\n",
@@ -114,7 +119,7 @@ func printQueueRetention(w io.Writer, q retention.QueueStatus) {
 		retentionAmount(p.Retention), retentionAmount(p.CompletedRetention), retentionAmount(p.MaxWait), p.Hashes, p.Partitions, more)
 }
 
-func retentionRules(r retention.Rules) string {
+func retentionRules(r api.RetentionRules) string {
 	var parts []string
 	if r.RetentionEnabled && r.RetentionSeconds > 0 {
 		parts = append(parts, fmt.Sprintf("retention %ds", r.RetentionSeconds))
@@ -141,7 +146,7 @@ func retentionTime(t *time.Time) string {
 	return t.Format(time.RFC3339)
 }
 
-func retentionAmount(a retention.Amount) string {
+func retentionAmount(a api.RetentionAmount) string {
 	if a.Segments == 0 {
 		return "nothing"
 	}
@@ -179,7 +184,10 @@ func newRetentionHistoryCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history [queue]",
 		Short: "List what retention deleted, newest first, with what each consumer group lost unread",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  lethe retention history orders
+  lethe retention history --rule max_wait --lost-only --since 72h`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: o.completeQueue,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.queue = args[0]
@@ -200,7 +208,7 @@ func newRetentionHistoryCmd() *cobra.Command {
 
 func (o *retentionHistoryOptions) Validate() error {
 	switch o.rule {
-	case "", retention.RuleRetention, retention.RuleCompletedRetention, retention.RuleMaxWait, retention.RulePartitionCleanup:
+	case "", api.RuleRetention, api.RuleCompletedRetention, api.RuleMaxWait, api.RulePartitionCleanup:
 	default:
 		return fmt.Errorf("--rule must be retention, completed_retention, max_wait or partition_cleanup, got %q", o.rule)
 	}
@@ -231,9 +239,7 @@ func (o *retentionHistoryOptions) Run(ctx context.Context, w io.Writer) error {
 	if o.lostOnly {
 		q.Set("lostOnly", "true")
 	}
-	var out struct {
-		Entries []retention.HistoryEntry `json:"entries"`
-	}
+	var out api.RetentionHistory
 	if err := c.Do(ctx, http.MethodGet, "/api/v1/retention/history?"+q.Encode(), nil, &out); err != nil {
 		return o.explain(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lethe-mq/lethe/internal/app"
 	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/logging"
 )
 
 type serveOptions struct {
@@ -27,9 +28,18 @@ func newServeCmd() *cobra.Command {
 		Long: `Run a lethe replica on PORT (6632).
 
 With DATABASE_URL (or Queen's PG_HOST, PG_PORT, PG_USER, PG_PASSWORD, PG_DB)
-lethe uses that PostgreSQL; any number of replicas may share it. Without, it
-starts a private PostgreSQL from the binaries installed on this machine in
-LETHE_DATA_DIR (./lethe-data) and stops it on exit.`,
+lethe uses that PostgreSQL; any number of replicas may share it. A database
+that is not up yet is retried for DATABASE_WAIT_SECONDS (30).
+
+Without, it starts a private PostgreSQL from the binaries installed on this
+machine (LETHE_PG_BINDIR names their folder) in LETHE_DATA_DIR (./lethe-data)
+and stops it on exit. It listens on a Unix socket only, in a folder only its
+OS user can enter; LETHE_PG_LISTEN=host:port adds a TCP listener that needs
+the password kept in LETHE_DATA_DIR/postgres.password. One lethe per data
+folder: a second one is refused.`,
+		Example: `  lethe serve                                   # embedded PostgreSQL in ./lethe-data
+  lethe serve --data-dir /var/lib/lethe --port 8080
+  DATABASE_URL=postgres://lethe:secret@db:5432/lethe lethe serve`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.FromEnv()
 			if err != nil {
@@ -64,7 +74,10 @@ LETHE_DATA_DIR (./lethe-data) and stops it on exit.`,
 func (o *serveOptions) Validate() error { return o.cfg.Validate() }
 
 func (o *serveOptions) Run(ctx context.Context) error {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: parseLevel(o.cfg.LogLevel)}))
+	log, err := logging.New(os.Stderr, logging.Options{Level: o.cfg.LogLevel, Format: o.cfg.LogFormat})
+	if err != nil {
+		return err
+	}
 	tuneGC(log)
 	startPprof(log)
 	a, err := app.Start(ctx, o.cfg, log, app.Options{})
@@ -75,14 +88,6 @@ func (o *serveOptions) Run(ctx context.Context) error {
 	log.Info("shutting down")
 	a.Stop(context.Background())
 	return nil
-}
-
-func parseLevel(s string) slog.Level {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return slog.LevelInfo
-	}
-	return l
 }
 
 // tuneGC trades memory for CPU: a broker's heap is mostly short-lived

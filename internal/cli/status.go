@@ -2,15 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
-	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
 )
 
@@ -25,7 +24,9 @@ func newStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show a running lethe's status",
-		Args:  cobra.NoArgs,
+		Example: `  lethe status
+  lethe status --server http://lethe.internal:6632 --json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Validate(); err != nil {
 				return err
@@ -50,8 +51,8 @@ func (o *statusOptions) Run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var status map[string]any
-	err = c.Do(ctx, http.MethodGet, "/api/v1/status", nil, &status)
+	var st api.Status
+	err = c.Do(ctx, http.MethodGet, "/api/v1/status", nil, &st)
 	if client.IsNotFound(err) {
 		return o.runBasic(ctx, c, w)
 	}
@@ -59,10 +60,19 @@ func (o *statusOptions) Run(ctx context.Context, w io.Writer) error {
 		return o.explain(err)
 	}
 	if o.json {
-		return printJSON(w, status)
+		return printJSON(w, st)
 	}
-	fmt.Fprintf(w, "lethe at %s\n", o.server)
-	return printFlat(w, "", status)
+	return printStatus(w, o.server, st)
+}
+
+func printStatus(w io.Writer, server string, st api.Status) error {
+	up := (time.Duration(st.UptimeSeconds) * time.Second).String()
+	fmt.Fprintf(w, "lethe at %s: %s, up %s (since %s)\n", server, st.Version, up, st.StartedAt.Local().Format(time.DateTime))
+	fmt.Fprintf(w, "queues          %d (%d partitions, %d namespaces, %d tasks)\n", st.Queues, st.Partitions, st.Namespaces, st.Tasks)
+	fmt.Fprintf(w, "messages        %d stored, %s on disk\n", st.Messages.Total, retentionBytes(st.Bytes))
+	fmt.Fprintf(w, "dead letters    %d\n", st.DeadLetters)
+	_, err := fmt.Fprintf(w, "consumer groups %d, %d active lease%s\n", st.ConsumerGroups, st.ActiveLeases, plural(int(st.ActiveLeases)))
+	return err
 }
 
 // runBasic shows health and queues, for servers without /api/v1/status.
@@ -91,51 +101,4 @@ func (o *statusOptions) runBasic(ctx context.Context, c *client.Client, w io.Wri
 		return nil
 	}
 	return printQueueTable(w, qs)
-}
-
-// printFlat prints any decoded JSON as sorted "path: value" lines, so the
-// status of any server version reads well without knowing its shape.
-func printFlat(w io.Writer, prefix string, v any) error {
-	switch v := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if err := printFlat(w, joinPath(prefix, k), v[k]); err != nil {
-				return err
-			}
-		}
-		return nil
-	case []any:
-		if len(v) == 0 {
-			_, err := fmt.Fprintf(w, "%s: []\n", prefix)
-			return err
-		}
-		for i, e := range v {
-			if err := printFlat(w, fmt.Sprintf("%s[%d]", prefix, i), e); err != nil {
-				return err
-			}
-		}
-		return nil
-	case nil:
-		_, err := fmt.Fprintf(w, "%s: null\n", prefix)
-		return err
-	case string:
-		_, err := fmt.Fprintf(w, "%s: %s\n", prefix, v)
-		return err
-	default:
-		b, _ := json.Marshal(v)
-		_, err := fmt.Fprintf(w, "%s: %s\n", prefix, strings.TrimSpace(string(b)))
-		return err
-	}
-}
-
-func joinPath(prefix, key string) string {
-	if prefix == "" {
-		return key
-	}
-	return prefix + "." + key
 }

@@ -7,8 +7,11 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +27,7 @@ type Server struct {
 	DataDir         string // LETHE_DATA_DIR: the embedded cluster and the maintenance buffer
 	PoolSize        int    // DB_POOL_SIZE
 	LogLevel        string // LOG_LEVEL
+	LogFormat       string // LOG_FORMAT
 	MaxPayloadBytes int    // MAX_PAYLOAD_BYTES
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
@@ -33,6 +37,11 @@ type Server struct {
 	EncryptionKeys *seal.Keys
 	// JWT is Queen's JWT authentication (JWT_*); nil unless JWT_ENABLED.
 	JWT *auth.JWTConfig
+	// DatabaseWait is how long start-up retries a database it cannot
+	// reach yet (DATABASE_WAIT_SECONDS; 0 = fail at once).
+	DatabaseWait time.Duration
+	PGBinDir     string // LETHE_PG_BINDIR: the embedded PostgreSQL's binaries (else found on the machine)
+	PGListen     string // LETHE_PG_LISTEN: host:port for the embedded PostgreSQL's TCP listener (else Unix socket only)
 
 	Retention Retention
 
@@ -52,6 +61,8 @@ type Retention struct {
 	DLQRetentionDays     int           // DLQ_RETENTION_DAYS; Never keeps
 	PartitionCleanupDays int           // PARTITION_CLEANUP_DAYS
 	PartitionCleanup     bool          // LETHE_PARTITION_CLEANUP_ENABLED / QUEEN_PARTITION_CLEANUP_ENABLED
+	StreamsStateIdleDays int           // STREAMS_STATE_IDLE_DAYS
+	TracesRetentionDays  int           // TRACES_RETENTION_DAYS
 }
 
 // FromEnv reads the environment. Bad values are errors that name the
@@ -67,10 +78,14 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 		DataDir:         r.text(varDataDir),
 		PoolSize:        int(r.whole(varPoolSize)),
 		LogLevel:        r.text(varLogLevel),
+		LogFormat:       r.text(varLogFormat),
 		MaxPayloadBytes: int(r.whole(varMaxPayload)),
 		AuthToken:       r.text(varAuthToken),
 		OperatorToken:   r.text(varOperator),
 		MaxLongPolls:    int(r.whole(varMaxLongPolls)),
+		DatabaseWait:    time.Duration(r.whole(varDBWait)) * time.Second,
+		PGBinDir:        r.text(varPGBinDir),
+		PGListen:        r.text(varPGListen),
 		Retention: Retention{
 			Enabled:              r.flag(varRetentionEnabled),
 			Interval:             time.Duration(r.whole(varInterval)) * time.Millisecond,
@@ -81,6 +96,8 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 			DLQRetentionDays:     int(r.whole(varDLQDays)),
 			PartitionCleanupDays: int(r.whole(varCleanupDays)),
 			PartitionCleanup:     r.flag(varCleanupQueen),
+			StreamsStateIdleDays: int(r.whole(varStreamsIdleDays)),
+			TracesRetentionDays:  int(r.whole(varTracesDays)),
 		},
 	}
 	if r.isSet(varCleanupLethe) {
@@ -121,6 +138,8 @@ func (c Server) Validate() error {
 	}{
 		{varPort, int64(c.Port)},
 		{varPoolSize, int64(c.PoolSize)},
+		{varDBWait, int64(c.DatabaseWait / time.Second)},
+		{varMaxLongPolls, int64(c.MaxLongPolls)},
 		{varMaxPayload, int64(c.MaxPayloadBytes)},
 		{varInterval, r.Interval.Milliseconds()},
 		{varBatchSize, int64(r.BatchSize)},
@@ -128,20 +147,35 @@ func (c Server) Validate() error {
 		{varMetricsDays, int64(r.MetricsRetentionDays)},
 		{varDLQDays, int64(r.DLQRetentionDays)},
 		{varCleanupDays, int64(r.PartitionCleanupDays)},
+		{varStreamsIdleDays, int64(r.StreamsStateIdleDays)},
+		{varTracesDays, int64(r.TracesRetentionDays)},
 	} {
 		if !(v.spec.never && v.n == Never) && !v.spec.wholeOK(v.n) {
 			return fmt.Errorf("configuration: %s", v.spec.complaint(fmt.Sprint(v.n)))
 		}
 	}
+	if c.PGListen != "" && !validListen(c.PGListen) {
+		return fmt.Errorf("configuration: LETHE_PG_LISTEN must be host:port (for example 127.0.0.1:5433), got %q", c.PGListen)
+	}
 	if !varMaxBusy.decimalOK(r.MaxBusy) {
 		return fmt.Errorf("configuration: %s", varMaxBusy.complaint(fmt.Sprint(r.MaxBusy)))
 	}
-	for _, l := range varLogLevel.choices {
-		if c.LogLevel == l {
-			return nil
+	for _, v := range []struct {
+		spec  spec
+		value string
+	}{{varLogLevel, c.LogLevel}, {varLogFormat, c.LogFormat}} {
+		if !slices.Contains(v.spec.choices, v.value) {
+			return fmt.Errorf("configuration: %s", v.spec.complaint(v.value))
 		}
 	}
-	return fmt.Errorf("configuration: %s", varLogLevel.complaint(c.LogLevel))
+	return nil
+}
+
+// validListen accepts host:port with a port from 1 to 65535.
+func validListen(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	n, perr := strconv.Atoi(port)
+	return err == nil && host != "" && perr == nil && n >= 1 && n <= 65535
 }
 
 // jwtFromEnv reads Queen's JWT_* variables; nil unless JWT_ENABLED.

@@ -53,9 +53,13 @@ var (
 	varPGUser       = spec{name: "PG_USER", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
 	varPGPassword   = spec{name: "PG_PASSWORD", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
 	varPGDB         = spec{name: "PG_DB", kind: text, def: "postgres", meaning: "with `PG_HOST`"}
-	varDataDir      = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer"}
+	varDataDir      = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer; one lethe per folder"}
+	varDBWait       = spec{name: "DATABASE_WAIT_SECONDS", kind: whole, def: "30", min: 0, max: 3600, unit: "s", meaning: "how long start-up retries a database it cannot reach yet (`0`: fail at once)"}
+	varPGBinDir     = spec{name: "LETHE_PG_BINDIR", kind: text, meaning: "folder of the PostgreSQL server binaries for the embedded cluster (`initdb`, `pg_ctl`, `postgres`); found on the machine when unset"}
+	varPGListen     = spec{name: "LETHE_PG_LISTEN", kind: text, meaning: "`host:port` for a TCP listener on the embedded PostgreSQL (unset: Unix socket only); it needs the password in `LETHE_DATA_DIR/postgres.password`"}
 	varPoolSize     = spec{name: "DB_POOL_SIZE", kind: whole, def: "40", min: 4, max: 1000, unit: "connections", meaning: "request connections per replica (the retention loop has one more of its own)"}
 	varLogLevel     = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
+	varLogFormat    = spec{name: "LOG_FORMAT", kind: text, def: "text", choices: []string{"text", "json"}, meaning: "`json` writes one JSON object per log line (structured fields) for log collectors"}
 	varMaxPayload   = spec{name: "MAX_PAYLOAD_BYTES", kind: whole, def: "4194304", min: 1024, max: 256 << 20, unit: "bytes", meaning: "largest message payload; larger pushes answer 413"}
 	varAuthToken    = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "the token of producers and consumers (lethe's write role, which includes read); when it, `LETHE_OPERATOR_TOKEN` or `JWT_ENABLED` is set, every call but health and metrics needs `Authorization: Bearer <token>`"}
 	varOperator     = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the operator's token: everything, including what deletes or skips data, which needs it (or an admin JWT) when auth is on (see [docs/api.md](docs/api.md#roles))"}
@@ -65,6 +69,7 @@ var (
 	varPprof        = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
 	varGOGC         = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
 	varURL          = spec{name: "LETHE_URL", kind: text, def: "http://localhost:6632", readBy: "client commands", meaning: "the server the client commands (`push`, `pop`, `status`, ...) talk to; `--server` wins"}
+	varContext      = spec{name: "LETHE_CONTEXT", kind: text, readBy: "client commands", meaning: "the context of the CLI's config file (`~/.config/lethe/config.yaml`) to use; `--context` wins"}
 	varToken        = spec{name: "LETHE_TOKEN", kind: text, readBy: "client commands", meaning: "the bearer token the client commands send; `--token` wins"}
 
 	varJWTEnabled    = spec{name: "JWT_ENABLED", kind: flag, def: "false", meaning: "accept JWTs as bearer tokens, as Queen does (with or without the static tokens above; see [docs/api.md](docs/api.md#jwt))"}
@@ -93,18 +98,22 @@ var (
 	varCleanupDays      = spec{name: "PARTITION_CLEANUP_DAYS", kind: whole, def: "30", min: 1, max: 36500, unit: "days", meaning: "how long a partition must be empty and idle before it is deleted"}
 	varCleanupLethe     = spec{name: "LETHE_PARTITION_CLEANUP_ENABLED", kind: flag, def: "true", meaning: "`false` keeps every partition (and subscription) row; wins over the next"}
 	varCleanupQueen     = spec{name: "QUEEN_PARTITION_CLEANUP_ENABLED", kind: flag, def: "true", meaning: "Queen's name for the one above"}
+	varStreamsIdleDays  = spec{name: "STREAMS_STATE_IDLE_DAYS", kind: whole, def: "30", min: 1, max: 36500, unit: "days", meaning: "a streaming query's state key that no cycle has written for this long is purged (reads do not count)"}
+	varTracesDays       = spec{name: "TRACES_RETENTION_DAYS", kind: whole, def: "7", min: 1, max: 36500, unit: "days", meaning: "age (by creation time) at which message traces are purged"}
 	varParallelism      = spec{name: "RETENTION_PARALLELISM", kind: whole, min: 1, max: 1024, meaning: "accepted for compatibility with Queen's configuration; **has no effect** (one replica sweeps, one step at a time); logged at start when set"}
 )
 
 // specs lists every variable in the README's order.
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
-	varDataDir, varPoolSize, varLogLevel, varMaxPayload, varAuthToken, varOperator, varEncKey, varEncPrevious, varMaxLongPolls,
+	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload,
+	varAuthToken, varOperator, varEncKey, varEncPrevious, varMaxLongPolls,
 	varJWTEnabled, varJWTAlgorithm, varJWTSecret, varJWTPublicKey, varJWTJWKSURL, varJWTIssuer, varJWTAudience,
 	varJWTSkew, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
-	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen, varParallelism,
-	varPprof, varGOGC, varURL, varToken,
+	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen,
+	varStreamsIdleDays, varTracesDays, varParallelism,
+	varPprof, varGOGC, varURL, varToken, varContext,
 }
 
 // Variable is one environment variable as the README documents it.

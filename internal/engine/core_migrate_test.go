@@ -56,7 +56,7 @@ func migrateBefore(t *testing.T, pool *pgxpool.Pool, version int) {
 func TestCoreMigration021CarriesLeasesOver(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
+	pool, err := pgxpool.New(ctx, pgtest.NewEmptyDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestCoreMigration021CarriesLeasesOver(t *testing.T) {
 func TestCoreMigration072ResetsTheUnenforcedTTL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
+	pool, err := pgxpool.New(ctx, pgtest.NewEmptyDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}

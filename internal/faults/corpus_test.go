@@ -110,7 +110,7 @@ var (
 func corpus() []badRequest {
 	var all []badRequest
 	for _, part := range [][]badRequest{pathNameCases(), queryNameCases(), queryParamCases(), pushCases(),
-		bodyCases(), methodCases()} {
+		bodyCases(), methodCases(), streamsCases()} {
 		all = append(all, part...)
 	}
 	return all

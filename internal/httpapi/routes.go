@@ -59,6 +59,17 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/analytics/retention", read, s.retentionAnalytics)
 	s.handle("GET /api/v1/analytics/postgres-stats", read, s.postgresStats)
 
+	s.handle("POST /api/v1/traces", write, s.recordTrace)
+	s.handle("GET /api/v1/traces/names", read, s.traceNames)
+	s.handle("GET /api/v1/traces/by-name/{traceName}", read, s.tracesByName)
+	s.handle("GET /api/v1/traces/{partitionId}/{transactionId}", read, s.messageTraces)
+
+	// Queen asks read-write for all three, state reads included.
+	s.handle("POST /streams/v1/queries", write, s.registerStreamQuery)
+	s.handle("DELETE /streams/v1/queries/{name}", operator, s.removeStreamQuery)
+	s.handle("POST /streams/v1/cycle", write, s.streamCycle)
+	s.handle("POST /streams/v1/state/get", write, s.streamState)
+
 	s.handle("GET /api/v1/system/maintenance", read, s.getPushMaintenance)
 	s.handle("POST /api/v1/system/maintenance", operator, s.setPushMaintenance)
 	s.handle("GET /api/v1/system/maintenance/pop", read, s.getPopMaintenance)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/lethe-mq/lethe/internal/auth"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/streams"
+	"github.com/lethe-mq/lethe/internal/traces"
 )
 
 // Defaults for Config.
@@ -47,6 +49,10 @@ type Config struct {
 	MaxLongPolls int
 	// Timeouts of the connection; zero fields take their defaults.
 	Timeouts Timeouts
+	// Streams serves the streams API and Traces the message traces; nil
+	// leaves their routes answering 404.
+	Streams *streams.Service
+	Traces  *traces.Service
 }
 
 // Server is the HTTP front of one lethe replica.
@@ -66,6 +72,8 @@ type Server struct {
 	ids       requestIDs
 	table     []route
 	unmatched http.Handler
+	streams   *streams.Service
+	traces    *traces.Service
 }
 
 // New builds the server and its routes.
@@ -84,6 +92,8 @@ func New(cfg Config) *Server {
 		polls:     pollGate{max: int64(cmp.Or(cfg.MaxLongPolls, MaxLongPollsDefault))},
 		timeouts:  cfg.Timeouts.withDefaults(),
 		ids:       newRequestIDs(),
+		streams:   cfg.Streams,
+		traces:    cfg.Traces,
 	}
 	if s.observe == nil {
 		s.observe = func(_ string, next http.Handler) http.Handler { return next }

@@ -17,7 +17,8 @@ import (
 // can be found; callers can test for it to skip or explain.
 var ErrNoBinaries = errors.New("pgembed: no PostgreSQL server binaries found " +
 	"(looked at `pg_config --bindir`, /usr/lib/postgresql/*/bin, /usr/pgsql-*/bin and PATH for initdb and pg_ctl); " +
-	"install the PostgreSQL server binaries (e.g. `apt-get install postgresql`) " +
+	"install the PostgreSQL server binaries (e.g. `apt-get install postgresql`), " +
+	"set LETHE_PG_BINDIR to the folder that holds them, " +
 	"or set DATABASE_URL to use an existing server")
 
 // versionedPatterns are the package layouts that install several major

@@ -1,6 +1,7 @@
 package pgembed
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,9 +48,42 @@ func TestNewestVersionedPrefersHighestMajor(t *testing.T) {
 
 func TestErrNoBinariesTellsWhatToDo(t *testing.T) {
 	msg := ErrNoBinaries.Error()
-	for _, want := range []string{"apt-get install postgresql", "DATABASE_URL"} {
+	for _, want := range []string{"apt-get install postgresql", EnvBinDir, "DATABASE_URL"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q does not mention %q", msg, want)
 		}
+	}
+}
+
+// Data made by another major version gets advice a user can follow: an
+// environment variable for the binaries, never "delete the folder".
+func TestVersionMismatchGivesAdvice(t *testing.T) {
+	binDir, err := FindBinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := newRunner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := layout{root: t.TempDir()}
+	if err := os.MkdirAll(l.dataDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(l.dataDir(), "PG_VERSION"), []byte("9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pickBinDir(context.Background(), run, binDir, false, l)
+	if err == nil {
+		t.Fatal("binaries of another major version accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{EnvBinDir, "PostgreSQL 9", "/usr/lib/postgresql/9/bin", "pg_upgrade"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not mention %q", msg, want)
+		}
+	}
+	if strings.Contains(strings.ToLower(msg), "delete") || strings.Contains(msg, "\n") {
+		t.Errorf("error %q: want one line that does not advise deleting data", msg)
 	}
 }

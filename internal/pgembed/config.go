@@ -12,35 +12,60 @@ import (
 
 // Config says where and how to run the private server.
 type Config struct {
-	DataDir  string            // folder of our own; the cluster lives in DataDir/data; created if missing
-	Port     int               // 0 = pick a free loopback port
-	BinDir   string            // optional override; else FindBinDir()
-	Logger   *slog.Logger      // nil = slog.Default()
-	Settings map[string]string // extra `-c key=value` server settings, e.g. max_connections
+	DataDir string // folder of our own; the cluster lives in DataDir/data; created if missing
+	// ListenAddress, when set, opens a TCP listener on it (a host name or
+	// IP, "*" for every interface), with password (SCRAM) authentication
+	// for the postgres role; Cluster.URL carries the password. Empty (the
+	// default): Unix socket only, in a folder only the server's OS user
+	// can enter.
+	ListenAddress string
+	Port          int               // TCP port, and the number in the socket's name; 0 = 5432 without TCP, a free port with
+	BinDir        string            // optional override; else FindBinDir()
+	Logger        *slog.Logger      // nil = slog.Default()
+	Settings      map[string]string // extra `-c key=value` server settings, e.g. max_connections
+	// Throwaway skips flushing to disk: initdb --no-sync and fsync=off
+	// (unless Settings says otherwise). Data survives a crash of the
+	// server but not of the machine, so it is for clusters nobody keeps,
+	// such as tests'.
+	Throwaway bool
 }
+
+// socketOnlyPort names the socket when there is no TCP listener: the
+// socket folder is ours alone, so the usual port cannot collide.
+const socketOnlyPort = 5432
 
 // settingName matches PostgreSQL setting names, including custom
 // "extension.name" ones; anything else could smuggle extra arguments.
 var settingName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
 
-// serverSettings merges the defaults with cfg.Settings (which win).
-// fsync stays at its default (on) so benchmarks against this server are honest.
+// reservedSettings decide who can reach the server; pgembed owns them
+// (through ListenAddress and Port) so that Settings cannot open it up or
+// make ConnString lie.
+var reservedSettings = []string{"port", "listen_addresses", "unix_socket_directories",
+	"unix_socket_permissions", "unix_socket_group", "hba_file", "ident_file"}
+
+// serverSettings merges the defaults with cfg.Settings (which win, except
+// for the reserved ones). fsync stays at its default (on) so benchmarks
+// against this server are honest.
 func serverSettings(cfg Config, sockDir string) (map[string]string, error) {
 	s := map[string]string{
-		"listen_addresses":        "127.0.0.1",
+		"listen_addresses":        cfg.ListenAddress,
 		"max_connections":         "200",
 		"unix_socket_directories": sockDir,
+		"unix_socket_permissions": "0700",
+	}
+	if cfg.Throwaway {
+		s["fsync"] = "off"
 	}
 	for k, v := range cfg.Settings {
 		if !settingName.MatchString(k) {
 			return nil, fmt.Errorf("pgembed: invalid setting name %q", k)
 		}
-		// The port is chosen by Config.Port and reported by Cluster.Port;
-		// a second source of truth would make ConnString lie.
-		if strings.EqualFold(k, "port") {
-			return nil, fmt.Errorf("pgembed: set the port with Config.Port, not Settings")
+		k = strings.ToLower(k)
+		if slices.Contains(reservedSettings, k) {
+			return nil, fmt.Errorf("pgembed: %s is set by pgembed (Config.ListenAddress and Config.Port), not Settings", k)
 		}
-		s[strings.ToLower(k)] = v
+		s[k] = v
 	}
 	return s, nil
 }

@@ -6,11 +6,21 @@
 // directory in DataDir/data and the server log in DataDir/pg.log. Data is
 // kept between starts, so a Cluster can be stopped and started again.
 //
-// When the process runs as root the server runs as the "postgres" OS user,
-// because PostgreSQL refuses to run as root. If that user cannot reach
-// DataDir (for example under /root), the cluster is placed in a folder
-// under os.TempDir() instead; Cluster.Dir reports where it ended up.
+// Private by default: the server listens on a Unix socket only, in a
+// folder of mode 0700 owned by the server's OS user (DataDir/socket, or a
+// temp folder when that path is too long for a socket), so no other local
+// user can connect. A TCP listener is opened only when Config.ListenAddress
+// asks for one, and then needs a generated password (SCRAM), kept in
+// DataDir/postgres.password with mode 0600. pg_hba.conf is rewritten on
+// every start, which also closes clusters made by older versions.
 //
-// One DataDir belongs to one Cluster at a time: Start stops a server it
-// finds still running from the same folder.
+// One process per DataDir: Start takes a lock (flock on DataDir/lethe.lock)
+// and refuses a folder another process holds with an *InUseError naming
+// it, touching nothing. A server found still running from a folder nobody
+// holds was left by a killed process, and is stopped and started afresh.
+//
+// When the process runs as root the server runs as the "postgres" OS user,
+// because PostgreSQL refuses to run as root. The data stays in DataDir:
+// Start hands the cluster's own files to that user, and refuses a DataDir
+// it cannot reach with a message saying what to do.
 package pgembed

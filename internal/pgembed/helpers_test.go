@@ -2,8 +2,12 @@ package pgembed
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,24 +40,85 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startCluster starts a cluster and makes sure the test stops it.
+// startCluster starts a throwaway cluster (no flushing to disk, see
+// Config.Throwaway) and makes sure the test stops it. A DataDir without a
+// cluster gets a copy of the golden one instead of running initdb.
 func startCluster(t testing.TB, cfg Config) *Cluster {
 	t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = testLogger(t)
+	cfg.Throwaway = true
+	seedCluster(t, cfg.DataDir)
+	return startDurableCluster(t, cfg)
+}
+
+// golden is a cluster made by initdb once per test binary. Tests that do
+// not test initdb start from a copy: cp -a keeps owners and modes, and
+// costs a fraction of initdb, which dominated this package's run time.
+var golden struct {
+	once sync.Once
+	dir  string // holds data/
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if golden.dir != "" {
+		os.RemoveAll(filepath.Dir(golden.dir))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := Start(ctx, cfg)
+	os.Exit(code)
+}
+
+// seedCluster puts a copy of the golden cluster in dataDir/data, unless
+// dataDir already holds one.
+func seedCluster(t testing.TB, dataDir string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dataDir, "data")); err == nil {
+		return
+	}
+	golden.once.Do(func() { golden.dir, golden.err = makeGolden() })
+	if golden.err != nil {
+		t.Fatalf("golden cluster: %v", golden.err)
+	}
+	ctx := context.Background()
+	run, err := newRunner()
 	if err != nil {
-		t.Fatalf("Start: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := c.Stop(context.Background()); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	return c
+	root, err := prepareRoot(ctx, run, dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(golden.dir, "data"), root).CombinedOutput(); err != nil {
+		t.Fatalf("copy golden cluster: %v: %s", err, out)
+	}
+}
+
+func makeGolden() (string, error) {
+	base, err := os.MkdirTemp("", "pgembed-golden-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		return "", err
+	}
+	ctx := context.Background()
+	run, err := newRunner()
+	if err != nil {
+		return "", err
+	}
+	root, err := prepareRoot(ctx, run, filepath.Join(base, "c"))
+	if err != nil {
+		return "", err
+	}
+	l, err := planLayout(ctx, run, root)
+	if err != nil {
+		return "", err
+	}
+	bin, err := FindBinDir()
+	if err != nil {
+		return "", err
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return root, ensureInitialized(ctx, run, bin, l, true, quiet)
 }
 
 func connect(t testing.TB, connString string) *pgx.Conn {
@@ -86,4 +151,25 @@ func connect1(connString string) (struct{}, error) {
 		return struct{}{}, err
 	}
 	return struct{}{}, conn.Close(ctx)
+}
+
+// startDurableCluster starts a cluster with the production defaults
+// (flushing to disk), for the tests that check them.
+func startDurableCluster(t testing.TB, cfg Config) *Cluster {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(context.Background()); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return c
 }

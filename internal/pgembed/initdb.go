@@ -2,7 +2,6 @@ package pgembed
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,13 +9,16 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/lethe-mq/lethe/internal/slowstep"
 )
 
 // ensureInitialized runs initdb unless the data folder already holds a
 // cluster. initdb writes into a staging folder that is renamed into place
 // only on success, so a run killed halfway never leaves a half-made
-// cluster where a later start would trust it.
-func ensureInitialized(ctx context.Context, r *runner, binDir string, l layout, log *slog.Logger) error {
+// cluster where a later start would trust it. No authentication method it
+// writes is ever used: writeHBA replaces pg_hba.conf before every start.
+func ensureInitialized(ctx context.Context, r *runner, binDir string, l layout, noSync bool, log *slog.Logger) error {
 	data := l.dataDir()
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err == nil {
 		return nil
@@ -28,16 +30,26 @@ func ensureInitialized(ctx context.Context, r *runner, binDir string, l layout, 
 	if err := os.RemoveAll(staging); err != nil {
 		return fmt.Errorf("pgembed: remove leftover %s: %w", staging, err)
 	}
-	start := time.Now()
-	out, err := r.command(ctx, l.root, filepath.Join(binDir, "initdb"),
-		"-D", staging, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale").CombinedOutput()
+	// Made by us and handed over, so the server's OS user needs no write
+	// access to the data folder itself.
+	if err := r.privateDir(staging); err != nil {
+		return fmt.Errorf("pgembed: %w", err)
+	}
+	step := slowstep.Begin(log, "pgembed: initializing a PostgreSQL cluster (first start)", slowstep.After, "data", data)
+	args := []string{"-D", staging, "-U", "postgres", "--auth-local=peer", "--auth-host=reject", "-E", "UTF8", "--no-locale"}
+	if noSync {
+		args = append(args, "--no-sync")
+	}
+	out, err := r.command(ctx, l.root, filepath.Join(binDir, "initdb"), args...).CombinedOutput()
+	step.End()
 	if err != nil {
-		return fmt.Errorf("pgembed: initdb failed: %w\n%s", err, lastLines(string(out), 20))
+		saved := filepath.Join(l.root, "initdb.log")
+		_ = os.WriteFile(saved, out, 0o600)
+		return fmt.Errorf("pgembed: initdb failed (%v): %s (full output in %s)", err, keyLine(string(out)), saved)
 	}
 	if err := os.Rename(staging, data); err != nil {
 		return fmt.Errorf("pgembed: %w", err)
 	}
-	log.Info("pgembed: initialized cluster", "data", data, "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -92,7 +104,28 @@ func pickBinDir(ctx context.Context, r *runner, binDir string, explicit bool, l 
 			}
 		}
 	}
-	return "", errors.New("pgembed: " + l.dataDir() + " was created by PostgreSQL " + want +
-		" but " + binDir + " holds PostgreSQL " + have +
-		"; set Config.BinDir to version " + want + " binaries, or delete the folder to start afresh")
+	return "", &VersionMismatchError{DataDir: l.dataDir(), DataVersion: want, BinDir: binDir, BinVersion: have, Explicit: explicit}
+}
+
+// EnvBinDir is the environment variable lethe reads for the folder of the
+// PostgreSQL server binaries (config.Server.PGBinDir).
+const EnvBinDir = "LETHE_PG_BINDIR"
+
+// VersionMismatchError says the cluster was made by another major version
+// of PostgreSQL than the binaries at hand can open.
+type VersionMismatchError struct {
+	DataDir, DataVersion string
+	BinDir, BinVersion   string
+	Explicit             bool // BinDir was given, not found
+}
+
+func (e *VersionMismatchError) Error() string {
+	source := "the PostgreSQL binaries found in " + e.BinDir
+	if e.Explicit {
+		source = "the binaries in " + e.BinDir
+	}
+	return fmt.Sprintf("pgembed: the cluster in %s was made by PostgreSQL %s, but %s are PostgreSQL %s; "+
+		"install PostgreSQL %s's server binaries and set %s to their folder (for example /usr/lib/postgresql/%s/bin), "+
+		"or upgrade the cluster to %s with pg_upgrade",
+		e.DataDir, e.DataVersion, source, e.BinVersion, e.DataVersion, EnvBinDir, e.DataVersion, e.BinVersion)
 }

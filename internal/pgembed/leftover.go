@@ -21,10 +21,12 @@ const (
 
 // clearLeftover deals with a postmaster.pid left by an earlier run.
 //
-// If that server is still running (our process was killed, the server was
-// not), we stop it and start afresh rather than reuse it: its port, socket
-// folder and settings may differ from this Config, and nothing would own
-// it. A fast shutdown keeps every committed transaction.
+// Start holds the data folder's lock by now, so a server still running
+// from this folder belongs to no live lethe: its process was killed, the
+// server was not. We stop it and start afresh rather than reuse it: its
+// port, socket folder, settings and access rules (an older lethe's may
+// listen on TCP with trust) may differ from this Config. A fast shutdown
+// keeps every committed transaction.
 //
 // If the pid is dead, or now belongs to an unrelated process (pid reuse
 // after a reboot or in a container), we delete the file: postgres would

@@ -6,23 +6,26 @@ import (
 	"strings"
 )
 
-// tailBytes bounds how much of the log we read: enough for ~20 lines of
-// PostgreSQL messages without slurping a huge file.
+// tailBytes bounds how much of the log we read after a failed start:
+// enough for its messages without slurping a huge file.
 const tailBytes = 16 << 10
 
-// logTail returns the last n lines of the server log, which is where the
-// real reason for a failed start is written.
-func logTail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return "(no server log: " + err.Error() + ")"
+// severities mark the lines of a server log or tool output that say why
+// something failed.
+var severities = []string{"PANIC:", "FATAL:", "ERROR:", "error:"}
+
+// keyLine picks the line of out that says why something failed, from its
+// severity on (dropping the log line prefix), or else the last line.
+func keyLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, line := range lines {
+		for _, sev := range severities {
+			if i := strings.Index(line, sev); i >= 0 {
+				return strings.Join(strings.Fields(line[i:]), " ")
+			}
+		}
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > tailBytes {
-		f.Seek(fi.Size()-tailBytes, io.SeekStart)
-	}
-	b, _ := io.ReadAll(f)
-	return lastLines(string(b), n)
+	return strings.Join(strings.Fields(lines[len(lines)-1]), " ")
 }
 
 // logSince returns what was appended to the log after offset, to look
@@ -44,12 +47,4 @@ func logSize(path string) int64 {
 		return 0
 	}
 	return fi.Size()
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -26,11 +26,16 @@ func (c *Cluster) pgctl(ctx context.Context, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-func (c *Cluster) pgctlStart(ctx context.Context) error {
+// pgctlStart starts the server; a failure is one line naming the server's
+// own complaint (from the log written since offset) and where the log is.
+func (c *Cluster) pgctlStart(ctx context.Context, offset int64) error {
 	out, err := c.pgctl(ctx, "-l", c.layout.logFile(), "-o", postgresOptions(c.port, c.settings), "start")
 	if err != nil {
-		return fmt.Errorf("pgembed: pg_ctl start failed: %w\n%s\n--- last lines of %s ---\n%s",
-			err, out, c.layout.logFile(), logTail(c.layout.logFile(), 20))
+		cause := keyLine(logSince(c.layout.logFile(), offset))
+		if cause == "" {
+			cause = keyLine(out)
+		}
+		return fmt.Errorf("pgembed: PostgreSQL did not start: %s (server log: %s)", cause, c.layout.logFile())
 	}
 	return nil
 }

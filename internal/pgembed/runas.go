@@ -2,6 +2,7 @@ package pgembed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,11 +20,12 @@ type runner struct {
 	cred *syscall.Credential // nil: run as ourselves
 	uid  int                 // owner to give folders we create; -1: leave as is
 	gid  int
+	name string // the server's OS user, for messages
 	env  []string
 }
 
 func newRunner() (*runner, error) {
-	r := &runner{uid: -1, gid: -1, env: cleanEnv()}
+	r := &runner{uid: -1, gid: -1, env: cleanEnv(), name: currentUserName()}
 	if os.Geteuid() != 0 {
 		return r, nil
 	}
@@ -46,7 +48,7 @@ func newRunner() (*runner, error) {
 		}
 	}
 	r.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
-	r.uid, r.gid = uid, gid
+	r.uid, r.gid, r.name = uid, gid, "postgres"
 	r.env = append(r.env, "HOME="+u.HomeDir, "USER=postgres", "LOGNAME=postgres")
 	return r, nil
 }
@@ -85,26 +87,113 @@ func (r *runner) command(ctx context.Context, dir, name string, args ...string) 
 	return cmd
 }
 
-// chown hands a folder we created to the cluster owner.
+// chown hands a file or folder we made to the cluster owner.
 func (r *runner) chown(path string) error {
 	if r.uid < 0 {
 		return nil
 	}
-	return os.Chown(path, r.uid, r.gid)
+	return os.Lchown(path, r.uid, r.gid)
 }
 
-// owns reports whether path already belongs to the cluster owner.
-func (r *runner) owns(path string) bool {
-	fi, err := os.Stat(path)
+// ownerUID is the uid the server runs as.
+func (r *runner) ownerUID() int {
+	if r.uid < 0 {
+		return os.Geteuid()
+	}
+	return r.uid
+}
+
+// privateDir makes dir a folder only the server's OS user (and root) can
+// enter. Local connections need no password, so this folder's mode is
+// what keeps other local users away from the socket.
+func (r *runner) privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
 	if err != nil {
-		return false
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder (a symbolic link?); remove it", dir)
+	}
+	if err := r.chown(dir); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("%s: %w (it must belong to OS user %s)", dir, err, r.name)
+	}
+	return nil
+}
+
+// ownedFile creates path (mode 0600) for the cluster owner if it is
+// missing, and hands it over if it is not theirs (only root can).
+func (r *runner) ownedFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if uid, ok := fileOwner(path); ok && uid != r.ownerUID() {
+		return r.chown(path)
+	}
+	return nil
+}
+
+// checkOwner refuses a cluster folder that belongs to another OS user:
+// PostgreSQL would refuse it anyway, with a less helpful message, and
+// handing a whole cluster to another user is the operator's decision.
+func (r *runner) checkOwner(dataDir string) error {
+	uid, ok := fileOwner(dataDir)
+	if !ok || uid == r.ownerUID() {
+		return nil
+	}
+	owner := strconv.Itoa(uid)
+	if u, err := user.LookupId(owner); err == nil {
+		owner = u.Username
+	}
+	hint := ""
+	if r.cred != nil {
+		hint = " (as root lethe runs the server as postgres)"
+	}
+	return fmt.Errorf("pgembed: %s belongs to OS user %s but the server runs as %s%s; run lethe as %s, or `chown -R %s %s`",
+		dataDir, owner, r.name, hint, owner, r.name, dataDir)
+}
+
+// fileOwner returns path's owner uid; ok is false when path is missing.
+func fileOwner(path string) (int, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0, false
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	uid := r.uid
-	if uid < 0 {
-		uid = os.Geteuid()
+	if !ok {
+		return 0, false
 	}
-	return ok && int(st.Uid) == uid
+	return int(st.Uid), true
+}
+
+// describeOwner says who owns path and its mode, for messages.
+func describeOwner(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err.Error()
+	}
+	owner := "?"
+	if uid, ok := fileOwner(path); ok {
+		owner = strconv.Itoa(uid)
+		if u, err := user.LookupId(owner); err == nil {
+			owner = u.Username
+		}
+	}
+	return fmt.Sprintf("owner %s, mode %04o", owner, fi.Mode().Perm())
+}
+
+func currentUserName() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "uid " + strconv.Itoa(os.Geteuid())
 }
 
 // can asks the kernel, as the cluster owner, whether `test <flag> path`

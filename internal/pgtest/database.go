@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -16,35 +17,70 @@ import (
 // ddlTimeout bounds CREATE and DROP DATABASE; they take milliseconds.
 const ddlTimeout = 30 * time.Second
 
-// NewDatabase creates an empty database for this test alone, drops it
-// when the test ends, and returns a pgx connection string for it.
-//
-// It copies template0, which nobody can connect to, so the copy is always
-// pristine and concurrent creations never trip over "source database is
-// being accessed by other users".
+// NewDatabase creates a database for this test alone, with lethe's
+// schema already migrated, drops it when the test ends, and returns a pgx
+// connection string for it. It is a copy of a template migrated once per
+// test binary, so schema.Migrate on it applies nothing.
 func NewDatabase(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, true)
+}
+
+// NewEmptyDatabase is NewDatabase without lethe's schema, for tests of
+// the migrations themselves or of who may create the schema. It copies
+// template0, which nobody can connect to, so the copy is always pristine.
+func NewEmptyDatabase(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, false)
+}
+
+func newDatabase(t testing.TB, migrated bool) string {
 	t.Helper()
 	s, err := get()
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := databaseName(t.Name())
-	ident := pgx.Identifier{name}.Sanitize()
-	ctx, cancel := context.WithTimeout(context.Background(), ddlTimeout)
-	defer cancel()
-	if _, err := s.pool.Exec(ctx, "CREATE DATABASE "+ident+" TEMPLATE template0"); err != nil {
-		t.Fatalf("pgtest: create database %s: %v", name, err)
+	name, err := s.createDatabase(t.Name(), migrated)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), ddlTimeout)
-		defer cancel()
-		// FORCE ends sessions the test left open, which would otherwise
-		// block the drop.
-		if _, err := s.pool.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: drop database %s: %v", name, err)
+		if err := s.dropDatabase(name); err != nil {
+			t.Error(err)
 		}
 	})
 	return s.connString(name)
+}
+
+// createDatabase copies the migrated template or template0 under a fresh
+// name made from label.
+func (s *server) createDatabase(label string, migrated bool) (string, error) {
+	source := "template0"
+	if migrated {
+		var err error
+		if source, err = s.migratedTemplate(); err != nil {
+			return "", err
+		}
+	}
+	name := databaseName(label)
+	ctx, cancel := context.WithTimeout(context.Background(), ddlTimeout)
+	defer cancel()
+	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{source}.Sanitize()
+	if _, err := s.pool.Exec(ctx, sql); err != nil {
+		return "", fmt.Errorf("pgtest: create database %s: %w", name, err)
+	}
+	return name, nil
+}
+
+// dropDatabase drops a test's database. FORCE ends sessions the test left
+// open, which would otherwise block the drop.
+func (s *server) dropDatabase(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), ddlTimeout)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("pgtest: drop database %s: %w", name, err)
+	}
+	return nil
 }
 
 // connString points the admin connection string at another database.

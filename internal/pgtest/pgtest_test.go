@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lethe-mq/lethe/internal/schema"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -65,6 +68,52 @@ func TestNewDatabaseGivesIsolatedDatabases(t *testing.T) {
 	}
 }
 
+// Every NewDatabase is a copy of one template migrated once: the rows of
+// schema_migrations carry the template's applied_at, and migrating again
+// applies nothing.
+func TestNewDatabaseIsMigratedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	migs, err := schema.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stamps []string
+	for range 2 {
+		dsn := NewDatabase(t)
+		pool, err := pgxpool.New(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		var n int
+		var stamp string
+		err = pool.QueryRow(ctx, `SELECT count(*), max(applied_at)::text FROM lethe.schema_migrations`).Scan(&n, &stamp)
+		if err != nil || n != len(migs) {
+			t.Fatalf("schema_migrations: %d rows (%v), want %d", n, err, len(migs))
+		}
+		stamps = append(stamps, stamp)
+		if applied, err := schema.Migrate(ctx, pool); err != nil || len(applied) != 0 {
+			t.Fatalf("Migrate on a NewDatabase applied %v (%v), want nothing", applied, err)
+		}
+	}
+	if stamps[0] != stamps[1] {
+		t.Fatalf("databases migrated separately (applied_at %s and %s), want copies of one template", stamps[0], stamps[1])
+	}
+}
+
+func TestNewEmptyDatabaseHasNoSchema(t *testing.T) {
+	t.Parallel()
+	conn := open(t, NewEmptyDatabase(t))
+	var exists bool
+	if err := conn.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'lethe')`).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	if exists {
+		t.Fatal("NewEmptyDatabase has schema lethe")
+	}
+}
+
 func TestNewDatabaseIsDroppedAfterTest(t *testing.T) {
 	t.Parallel()
 	var name string
@@ -96,21 +145,6 @@ func TestNewDatabaseInParallel(t *testing.T) {
 				t.Fatalf("SELECT 1 = %d, %v", one, err)
 			}
 		})
-	}
-}
-
-// NewDatabase is called by nearly every test, so it must stay cheap.
-func TestNewDatabaseIsFast(t *testing.T) {
-	NewDatabase(t) // the first call may include starting the server
-	const n = 5
-	began := time.Now()
-	for range n {
-		NewDatabase(t)
-	}
-	avg := time.Since(began) / n
-	t.Logf("NewDatabase: %v on average", avg)
-	if avg > time.Second {
-		t.Fatalf("NewDatabase takes %v, want well under a second", avg)
 	}
 }
 

@@ -27,6 +27,10 @@ type server struct {
 	pool    *pgxpool.Pool    // admin connections for CREATE/DROP DATABASE
 	cluster *pgembed.Cluster // nil when EnvURL is used
 	tmpDir  string           // private cluster's folder, removed at exit
+
+	templateOnce sync.Once
+	template     string // migrated database every NewDatabase copies
+	templateErr  error
 }
 
 var (
@@ -78,7 +82,9 @@ func start() (*server, error) {
 	s := &server{tmpDir: dir}
 	// Quiet: test output should be about tests. Failures come back as errors.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s.cluster, err = pgembed.Start(ctx, pgembed.Config{DataDir: dir, Logger: quiet})
+	// Throwaway: nothing flushed to disk. A test may crash the server,
+	// never the machine, and flushing was most of a start's cost.
+	s.cluster, err = pgembed.Start(ctx, pgembed.Config{DataDir: dir, Logger: quiet, Throwaway: true})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("pgtest: cannot start a private PostgreSQL (or set %s to use an existing server): %w", EnvURL, err)
@@ -117,6 +123,9 @@ func shutdown() error {
 
 func (s *server) close() error {
 	if s.pool != nil {
+		if s.cluster == nil {
+			s.dropTemplate() // a shared server outlives us
+		}
 		s.pool.Close()
 	}
 	if s.cluster == nil {
@@ -124,8 +133,7 @@ func (s *server) close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := s.cluster.Stop(ctx)    // if it fails, the watchdog still tries at exit
-	os.RemoveAll(s.cluster.Dir()) // differs from tmpDir only in pgembed's temp fallback
+	err := s.cluster.Stop(ctx) // if it fails, the watchdog still tries at exit
 	os.RemoveAll(s.tmpDir)
 	return err
 }

@@ -67,6 +67,9 @@ type Config struct {
 	// Forget is told the queues whose partitions were deleted, so the
 	// engine drops the ids it cached (engine.Engine.Forget).
 	Forget func(queue string)
+	// Reclaimers are the rules of the reclaim phase (streams' state,
+	// traces): tables outside the segment log.
+	Reclaimers []Reclaimer
 	// TestSignals lets tests wait for the loop instead of sleeping.
 	TestSignals TestSignals
 }

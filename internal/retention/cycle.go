@@ -104,6 +104,9 @@ func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, res *CycleResult) e
 			return err
 		}
 	}
+	if err := s.reclaimPhase(ctx, conn, now, res); err != nil {
+		return err
+	}
 	s.metricsPurge(ctx, conn, now, res)
 	if err := s.cleanupPhase(ctx, conn, now, res); err != nil {
 		if err := s.failed(ctx, conn, PhaseCleanup, "", "", err, res); err != nil {

@@ -22,6 +22,7 @@ type collectors struct {
 	cycleDuration     prometheus.Histogram
 	oldestAge         *prometheus.GaugeVec
 	windowLag         *prometheus.GaugeVec
+	reclaimed         *prometheus.CounterVec
 }
 
 func newCollectors() *collectors {
@@ -56,7 +57,7 @@ func newCollectors() *collectors {
 		}),
 		stepFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_retention_step_failures_total",
-			Help: "Steps that failed, by phase (worklist, retention, txns, eviction, cleanup); each is logged with its partition and error, and the cycle goes on with the rest.",
+			Help: "Steps that failed, by phase (worklist, retention, txns, eviction, reclaim, cleanup); each is logged with its partition and error, and the cycle goes on with the rest.",
 		}, []string{"phase"}),
 		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_retention_cycles_total",
@@ -79,6 +80,10 @@ func newCollectors() *collectors {
 			Name: "lethe_retention_window_lag_seconds",
 			Help: "Seconds by which each queue's oldest retained message is older than its window: how far the footprint on disk lags the configured retention (whole segments, the sweep interval, a stalled consumer group).",
 		}, []string{"queue"}),
+		reclaimed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_reclaimed_rows_total",
+			Help: "Rows the reclaim phase deleted outside the segment log, by rule (stream_query_retired, stream_state_idle, trace_retention).",
+		}, []string{"rule"}),
 	}
 }
 
@@ -86,7 +91,8 @@ func newCollectors() *collectors {
 func (s *Service) Register(reg prometheus.Registerer) error {
 	m := s.metrics
 	for _, c := range []prometheus.Collector{m.segments, m.frames, m.bytes, m.txnsPurged, m.partitionsDeleted,
-		m.metricsPurged, m.purgeFailures, m.stepFailures, m.cycles, m.skipped, m.cycleDuration, m.oldestAge, m.windowLag} {
+		m.metricsPurged, m.purgeFailures, m.stepFailures, m.cycles, m.skipped, m.cycleDuration, m.oldestAge, m.windowLag,
+		m.reclaimed} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

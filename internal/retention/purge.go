@@ -29,7 +29,8 @@ func (s *Service) metricsPurge(ctx context.Context, conn *pgx.Conn, now time.Tim
 	if cutoff, ok := daysBefore(now, s.cfg.MetricsRetentionDays); ok {
 		targets = append(targets,
 			purgeTarget{table: "lethe.retention_history", column: "executed_at", cutoff: cutoff},
-			purgeTarget{table: "lethe.retention_runs", column: "started_at", cutoff: cutoff})
+			purgeTarget{table: "lethe.retention_runs", column: "started_at", cutoff: cutoff},
+			purgeTarget{table: "lethe.reclaim_history", column: "executed_at", cutoff: cutoff})
 	}
 	if cutoff, ok := daysBefore(now, s.cfg.DLQRetentionDays); ok {
 		targets = append(targets, purgeTarget{table: "lethe.dead_letters", column: "failed_at", deadLetters: true,

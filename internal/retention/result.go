@@ -3,6 +3,8 @@ package retention
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -63,6 +65,8 @@ type CycleResult struct {
 	MetricsPurged     int64
 	DeadLettersPurged int64
 	MetricsPurgeErr   error
+	// Reclaimed counts the rows each reclaim rule deleted.
+	Reclaimed map[string]int64
 	// Failures are the steps that failed while the cycle went on.
 	Failures []StepFailure
 	Elapsed  time.Duration
@@ -130,7 +134,7 @@ func (r CycleResult) Total() Amount {
 // DeletedAnything reports whether the cycle deleted any row.
 func (r CycleResult) DeletedAnything() bool {
 	return r.Total().Segments > 0 || r.TxnsPurged > 0 || r.PartitionsDeleted > 0 ||
-		r.SubscriptionsDeleted > 0 || r.MetricsPurged > 0
+		r.SubscriptionsDeleted > 0 || r.MetricsPurged > 0 || len(r.Reclaimed) > 0
 }
 
 func (r *CycleResult) amount(rule string) *Amount {
@@ -154,6 +158,9 @@ func (r CycleResult) summary() string {
 	line := fmt.Sprintf("retention swept queues=%d segments_deleted=%d txns_purged=%d max_wait_evicted=%d partitions_deleted=%d metrics_purge=%s elapsed_ms=%d",
 		r.Queues, r.Retention.Segments+r.CompletedRetention.Segments, r.TxnsPurged, r.MaxWait.Segments,
 		r.PartitionsDeleted, purge, r.Elapsed.Milliseconds())
+	for _, rule := range slices.Sorted(maps.Keys(r.Reclaimed)) {
+		line += fmt.Sprintf(" %s=%d", rule, r.Reclaimed[rule])
+	}
 	if len(r.Failures) > 0 {
 		line += fmt.Sprintf(" failed_steps=%d", len(r.Failures))
 	}

@@ -6,6 +6,7 @@ package schema
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -59,6 +61,10 @@ func Migrations() ([]Migration, error) {
 
 // Migrate brings the lethe schema up to date. It returns the versions it
 // applied (none when the schema was current).
+//
+// It needs no right on the database once schema lethe exists: a role that
+// owns only that schema can start lethe (docs/operations.md lists the
+// grants).
 func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	migs, err := Migrations()
 	if err != nil {
@@ -76,17 +82,55 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrateLockID) //nolint:errcheck
 
-	if _, err := conn.Exec(ctx, `
-		CREATE SCHEMA IF NOT EXISTS lethe;
-		REVOKE ALL ON SCHEMA lethe FROM PUBLIC;
-		CREATE TABLE IF NOT EXISTS lethe.schema_migrations (
+	if err := bootstrap(ctx, conn.Conn()); err != nil {
+		return nil, err
+	}
+	applied, err := appliedVersions(ctx, conn.Conn())
+	if err != nil {
+		return nil, err
+	}
+	var done []int
+	for _, m := range migs {
+		if applied[m.Version] {
+			continue
+		}
+		if err := apply(ctx, conn.Conn(), m); err != nil {
+			return done, err
+		}
+		done = append(done, m.Version)
+	}
+	return done, nil
+}
+
+// bootstrap creates schema lethe and its migrations table, each only when
+// missing: CREATE SCHEMA needs CREATE on the database even with IF NOT
+// EXISTS, and a role that owns only the schema has no such right.
+func bootstrap(ctx context.Context, conn *pgx.Conn) error {
+	var schemaExists, tableExists bool
+	err := conn.QueryRow(ctx, `SELECT to_regnamespace('lethe') IS NOT NULL,
+		to_regclass('lethe.schema_migrations') IS NOT NULL`).Scan(&schemaExists, &tableExists)
+	if err != nil {
+		return fmt.Errorf("migrate: look for schema lethe: %w", err)
+	}
+	if !schemaExists {
+		if _, err := conn.Exec(ctx, "CREATE SCHEMA lethe; REVOKE ALL ON SCHEMA lethe FROM PUBLIC"); err != nil {
+			return fmt.Errorf("migrate: create schema lethe: %w%s", err, privilegeHint(ctx, conn, err))
+		}
+	}
+	if tableExists {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE lethe.schema_migrations (
 			version    int PRIMARY KEY,
 			name       text NOT NULL,
 			applied_at timestamptz NOT NULL DEFAULT now()
 		)`); err != nil {
-		return nil, fmt.Errorf("migrate: bootstrap: %w", err)
+		return fmt.Errorf("migrate: create lethe.schema_migrations: %w%s", err, privilegeHint(ctx, conn, err))
 	}
-	applied := map[int]bool{}
+	return nil
+}
+
+func appliedVersions(ctx context.Context, conn *pgx.Conn) (map[int]bool, error) {
 	rows, err := conn.Query(ctx, "SELECT version FROM lethe.schema_migrations")
 	if err != nil {
 		return nil, fmt.Errorf("migrate: read versions: %w", err)
@@ -95,25 +139,40 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrate: read versions: %w", err)
 	}
+	applied := make(map[int]bool, len(versions))
 	for _, v := range versions {
 		applied[v] = true
 	}
-	var done []int
-	for _, m := range migs {
-		if applied[m.Version] {
-			continue
-		}
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, m.SQL); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, "INSERT INTO lethe.schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name)
+	return applied, nil
+}
+
+// apply runs one migration and records it in the same transaction.
+func apply(ctx context.Context, conn *pgx.Conn, m Migration) error {
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
 			return err
-		})
-		if err != nil {
-			return done, fmt.Errorf("migrate: apply %03d_%s: %w", m.Version, m.Name, err)
 		}
-		done = append(done, m.Version)
+		_, err := tx.Exec(ctx, "INSERT INTO lethe.schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("migrate: apply %03d_%s: %w%s", m.Version, m.Name, err, privilegeHint(ctx, conn, err))
 	}
-	return done, nil
+	return nil
+}
+
+// privilegeHint turns "permission denied" into what a superuser should
+// run; other errors get no hint.
+func privilegeHint(ctx context.Context, conn *pgx.Conn, err error) string {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+		return ""
+	}
+	var role, db string
+	if conn.QueryRow(ctx, "SELECT current_user, current_database()").Scan(&role, &db) != nil {
+		return ""
+	}
+	r := pgx.Identifier{role}.Sanitize()
+	return fmt.Sprintf("; role %s must own schema lethe: as a superuser run "+
+		"CREATE SCHEMA lethe AUTHORIZATION %s (or ALTER SCHEMA lethe OWNER TO %s) in database %s", role, r, r, db)
 }

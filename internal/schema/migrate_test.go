@@ -45,7 +45,7 @@ func allVersions(t *testing.T) []int {
 func TestMigrateTwiceIsANoOp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := newPool(t, pgtest.NewDatabase(t))
+	pool := newPool(t, pgtest.NewEmptyDatabase(t))
 	applied, err := schema.Migrate(ctx, pool)
 	if err != nil {
 		t.Fatalf("first migrate: %v", err)
@@ -68,7 +68,7 @@ func TestMigrateTwiceIsANoOp(t *testing.T) {
 func TestMigrateConcurrentOnFreshDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
+	dsn := pgtest.NewEmptyDatabase(t)
 	const replicas = 3
 	pools := make([]*pgxpool.Pool, replicas)
 	for i := range pools {
@@ -107,7 +107,7 @@ func TestMigrateConcurrentOnFreshDatabase(t *testing.T) {
 func TestMigrateGrantsNothingToPublic(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := newPool(t, pgtest.NewDatabase(t))
+	pool := newPool(t, pgtest.NewEmptyDatabase(t))
 	if _, err := schema.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}

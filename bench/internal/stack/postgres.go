@@ -31,6 +31,11 @@ func StartPostgres(ctx context.Context, tmpDir string) (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As root the server runs as the postgres OS user, which must be able
+	// to enter the run's temp folder (MkdirTemp makes it 0700).
+	if err := os.Chmod(tmpDir, 0o711); err != nil {
+		return nil, err
+	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c, err := pgembed.Start(ctx, pgembed.Config{DataDir: dir, Logger: quiet,
 		Settings: map[string]string{"max_connections": "300"}})

@@ -1,0 +1,78 @@
+package api
+
+import "time"
+
+// Consumer group states, by the age of the oldest unconsumed message.
+const (
+	GroupStable  = "Stable"
+	GroupLagging = "Lagging"
+	GroupDead    = "Dead"
+)
+
+// GroupStats are a consumer group's figures on one queue.
+type GroupStats struct {
+	// Members counts the partitions the group has started on.
+	Members           int        `json:"members"`
+	PartitionsWithLag int        `json:"partitionsWithLag"`
+	TotalLag          int64      `json:"totalLag"`
+	MaxTimeLag        int64      `json:"maxTimeLag"`
+	LeasesHeld        int        `json:"leasesHeld"`
+	State             string     `json:"state"`
+	SubscriptionMode  *string    `json:"subscriptionMode"`
+	SubscriptionFrom  *time.Time `json:"subscriptionTimestamp"`
+	SubscribedAt      *time.Time `json:"subscriptionCreatedAt"`
+	LastConsumedAt    *time.Time `json:"lastConsumedAt"`
+}
+
+// GroupSummary is one (group, queue) entry of GET /api/v1/consumer-groups,
+// in Queen's shape plus lethe's figures. The list is a bare JSON array; the
+// number of entries in all is in the X-Total-Count header.
+type GroupSummary struct {
+	Name       string   `json:"name"`
+	Topics     []string `json:"topics"`
+	QueueName  string   `json:"queueName"`
+	Partitions int      `json:"partitions"`
+	GroupStats
+}
+
+// GroupQueue is a group's detail on one queue: GET
+// /api/v1/consumer-groups/{group} answers a map of them keyed by queue.
+type GroupQueue struct {
+	PartitionCount int `json:"partitionCount"`
+	GroupStats
+	Partitions []GroupPartition `json:"partitions"`
+}
+
+// GroupPartition is where a group stands on one partition.
+type GroupPartition struct {
+	ConsumerGroup string `json:"consumerGroup"`
+	Queue         string `json:"queue"`
+	Partition     string `json:"partition"`
+	PartitionID   string `json:"partitionId"`
+	// CommittedOffset is the last offset the group is done with; null when
+	// it has not popped this partition yet.
+	CommittedOffset    *int64     `json:"committedOffset"`
+	NextOffset         int64      `json:"nextOffset"`
+	LowWatermark       int64      `json:"lowWatermark"`
+	OffsetLag          int64      `json:"offsetLag"`
+	TimeLagSeconds     int64      `json:"timeLagSeconds"`
+	OldestUnconsumedAt *time.Time `json:"oldestUnconsumedAt"`
+	LeaseActive        bool       `json:"leaseActive"`
+	LeaseID            string     `json:"leaseId,omitempty"`
+	LeaseExpiresAt     *time.Time `json:"leaseExpiresAt,omitempty"`
+	LastConsumedAt     *time.Time `json:"lastConsumedAt"`
+}
+
+// LaggingPartition is one row of GET /api/v1/consumer-groups/lagging, in
+// Queen's snake_case.
+type LaggingPartition struct {
+	ConsumerGroup      string     `json:"consumer_group"`
+	QueueName          string     `json:"queue_name"`
+	PartitionName      string     `json:"partition_name"`
+	PartitionID        string     `json:"partition_id"`
+	OffsetLag          int64      `json:"offset_lag"`
+	TimeLagSeconds     int64      `json:"time_lag_seconds"`
+	LagHours           float64    `json:"lag_hours"`
+	OldestUnconsumedAt *time.Time `json:"oldest_unconsumed_at"`
+	LastConsumedAt     *time.Time `json:"last_consumed_at"`
+}

@@ -1,0 +1,121 @@
+package api
+
+import "time"
+
+// Retention rules as the history, the metrics and the API name them.
+const (
+	RuleRetention          = "retention"
+	RuleCompletedRetention = "completed_retention"
+	RuleMaxWait            = "max_wait"
+	RulePartitionCleanup   = "partition_cleanup"
+)
+
+// RetentionStatus is GET /api/v1/retention/status: the retention plan of
+// every queue (or one) at one instant.
+type RetentionStatus struct {
+	At     time.Time              `json:"at"`
+	Queues []RetentionQueueStatus `json:"queues"`
+}
+
+// RetentionQueueStatus is one queue's rules, footprint and the next
+// cycle's work.
+type RetentionQueueStatus struct {
+	Queue   string           `json:"queue"`
+	Rules   RetentionRules   `json:"rules"`
+	Cutoffs RetentionCutoffs `json:"cutoffs"`
+	// Partitions, segments, retained offsets (next offset minus low
+	// watermark) and frame bytes stored.
+	Partitions int   `json:"partitions"`
+	Segments   int64 `json:"segments"`
+	Messages   int64 `json:"messages"`
+	Bytes      int64 `json:"bytes"`
+	// OldestMessageAt is the first frame of the oldest retained segment.
+	OldestMessageAt  *time.Time `json:"oldestMessageAt"`
+	OldestAgeSeconds float64    `json:"oldestAgeSeconds"`
+	WindowLagSeconds float64    `json:"windowLagSeconds"`
+	// Hashes is the size of the transaction-id sidecar.
+	Hashes int64 `json:"hashes"`
+	// EmptyPartitions hold no message (cleanup candidates once idle).
+	EmptyPartitions int           `json:"emptyPartitions"`
+	NextCycle       RetentionPlan `json:"nextCycle"`
+}
+
+// RetentionRules are a queue's retention options as configured.
+type RetentionRules struct {
+	RetentionEnabled          bool `json:"retentionEnabled"`
+	RetentionSeconds          int  `json:"retentionSeconds"`
+	CompletedRetentionSeconds int  `json:"completedRetentionSeconds"`
+	MaxWaitTimeSeconds        int  `json:"maxWaitTimeSeconds"`
+	DedupWindowSeconds        int  `json:"dedupWindowSeconds"`
+}
+
+// RetentionCutoffs are the times before which each rule deletes; nil: the
+// rule is off.
+type RetentionCutoffs struct {
+	Retention          *time.Time `json:"retention"`
+	CompletedRetention *time.Time `json:"completedRetention"`
+	MaxWait            *time.Time `json:"maxWait"`
+	Hashes             time.Time  `json:"hashes"`
+}
+
+// RetentionPlan is what the next cycle would delete if it ran now: a dry
+// run of the same walk, deleting nothing.
+type RetentionPlan struct {
+	Retention          RetentionAmount `json:"retention"`
+	CompletedRetention RetentionAmount `json:"completedRetention"`
+	MaxWait            RetentionAmount `json:"maxWait"`
+	Hashes             int64           `json:"hashes"`
+	// Partitions empty and idle long enough to be deleted by the cleanup
+	// phase.
+	Partitions int `json:"partitions"`
+	// Truncated says a partition's walk stopped at its segment limit: the
+	// figures are a lower bound.
+	Truncated bool `json:"truncated"`
+}
+
+// RetentionAmount is what a rule deleted or would delete.
+type RetentionAmount struct {
+	Segments int64 `json:"segments"`
+	Frames   int64 `json:"frames"`
+	Bytes    int64 `json:"bytes"`
+}
+
+// RetentionHistory is GET /api/v1/retention/history: audit rows, newest
+// first.
+type RetentionHistory struct {
+	TimeRange TimeRange               `json:"timeRange"`
+	Entries   []RetentionHistoryEntry `json:"entries"`
+}
+
+// TimeRange is the window an answer covers.
+type TimeRange struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+}
+
+// RetentionHistoryEntry is one deleting step's audit row.
+type RetentionHistoryEntry struct {
+	ID          int64       `json:"id"`
+	ExecutedAt  time.Time   `json:"executedAt"`
+	Queue       string      `json:"queue"`
+	Partition   string      `json:"partition"`
+	PartitionID string      `json:"partitionId"`
+	Rule        string      `json:"rule"`
+	Segments    int         `json:"segments"`
+	Messages    int64       `json:"messages"`
+	Bytes       int64       `json:"bytes"`
+	FromOffset  *int64      `json:"fromOffset"`
+	ToOffset    *int64      `json:"toOffset"`
+	Lost        []GroupLoss `json:"lost"`
+}
+
+// GroupLoss is what one consumer group had not consumed of the deleted
+// offsets: Messages between FromOffset and ToOffset, Leased of which it
+// held under a live lease. Queue mode is the group "__QUEUE_MODE__".
+type GroupLoss struct {
+	Group      string `json:"group"`
+	Messages   int64  `json:"messages"`
+	FromOffset int64  `json:"fromOffset"`
+	ToOffset   int64  `json:"toOffset"`
+	Leased     int64  `json:"leased"`
+}
