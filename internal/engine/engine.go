@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/seal"
 )
 
 // Defaults for Config.
@@ -32,6 +33,10 @@ type Config struct {
 	// group commit folds into one segment; one request is never split.
 	SegmentMaxFrames int
 	SegmentMaxBytes  int
+	// Keys seal the payloads of queues with encryptionEnabled and open
+	// them again (QUEEN_ENCRYPTION_KEY); nil holds none, and then pushes to
+	// such queues are refused.
+	Keys *seal.Keys
 	// Hooks lets metrics observe the engine without the engine importing
 	// them.
 	Hooks Hooks
@@ -51,6 +56,9 @@ type Hooks struct {
 	// damaged frame, a payload that is not JSON): a pop dead-letters them,
 	// a browse skips them.
 	Unreadable func(queue string, n int)
+	// Expired counts messages a group passed without delivery because
+	// they outlived the queue's ttl.
+	Expired func(queue, group string, n int)
 	// PartitionFailed counts a partition skipped because its stored state
 	// could not be served; op is "pop", "ack" or "browse".
 	PartitionFailed func(queue, op string)

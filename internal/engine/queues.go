@@ -47,7 +47,21 @@ func ParseQueueOptions(raw json.RawMessage, base api.QueueOptions) (api.QueueOpt
 			return base, invalidf("options.%s must be between %d and %d, got %d", c.name, c.lo, c.hi, c.v)
 		}
 	}
+	for name, on := range map[string]bool{"deadLetterQueue": opts.DeadLetterQueue, "dlqAfterMaxRetries": opts.DLQAfterMaxRetries} {
+		if !on {
+			return base, invalidf("options.%s cannot be false: a message that failed more than retryLimit times always goes to the "+
+				"dead letters (in Queen too, whatever this option says); leave it out or set it true", name)
+		}
+	}
 	return opts, nil
+}
+
+// publishedOptions is what a queue's stored options say, with the options
+// lethe cannot turn off shown as they hold (queues configured before they
+// were enforced stored Queen's false).
+func publishedOptions(o api.QueueOptions) api.QueueOptions {
+	o.DeadLetterQueue, o.DLQAfterMaxRetries = true, true
+	return o
 }
 
 func describeJSONError(err error) string {
@@ -76,6 +90,10 @@ func (e *Engine) Configure(ctx context.Context, req api.ConfigureRequest) (*api.
 	opts, err := ParseQueueOptions(req.Options, base)
 	if err != nil {
 		return nil, err
+	}
+	if opts.EncryptionEnabled && !e.cfg.Keys.On() {
+		return nil, fmt.Errorf("%w: options.encryptionEnabled needs QUEEN_ENCRYPTION_KEY (64 hexadecimal characters) on the server, "+
+			"and this one has none: pushes to the queue would be refused; set the same key on every replica first", ErrConflict)
 	}
 	extra, _ := json.Marshal(opts)
 	now := e.clock.Now()
@@ -123,6 +141,7 @@ func scanQueueInfo(row pgx.Row) (*QueueInfo, error) {
 	if len(raw) > 2 {
 		_ = json.Unmarshal(raw, &qi.Options)
 	}
+	qi.Options = publishedOptions(qi.Options)
 	return qi, nil
 }
 

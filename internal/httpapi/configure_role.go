@@ -11,7 +11,7 @@ import (
 )
 
 // configureDocRole is configure's role in docs/api.md.
-const configureDocRole = "token; operator to delete more"
+const configureDocRole = "write; operator to delete or skip more"
 
 // mayConfigure lets the plain token configure a queue unless the change
 // lets a deleting rule delete more or sooner, compared with the queue's
@@ -33,15 +33,15 @@ func (s *Server) mayConfigure(r *http.Request, req api.ConfigureRequest) error {
 		return err
 	}
 	if changes := deletingChanges(cur, next); len(changes) > 0 {
-		return s.auth.OperatorNeeded("this configure " + strings.Join(changes, ", ") + ", which lets retention delete data")
+		return s.auth.OperatorNeeded("this configure " + strings.Join(changes, ", ") + ", which lets retention delete data or skips messages")
 	}
 	return nil
 }
 
 // deletingChanges lists what going from cur to next does to the rules that
-// delete messages: retention turned on, a retention window set or
-// shortened, or any change of maxWaitTimeSeconds (which evicts unread
-// messages).
+// delete or skip messages: retention turned on, a retention window or the
+// ttl (past which messages are never delivered) set or shortened, or any
+// change of maxWaitTimeSeconds (which evicts unread messages).
 func deletingChanges(cur, next api.QueueOptions) []string {
 	var out []string
 	if next.RetentionEnabled && !cur.RetentionEnabled {
@@ -52,6 +52,9 @@ func deletingChanges(cur, next api.QueueOptions) []string {
 	}
 	if shortens(cur.CompletedRetentionSeconds, next.CompletedRetentionSeconds) {
 		out = append(out, "sets or lowers completedRetentionSeconds")
+	}
+	if shortens(cur.TTL, next.TTL) {
+		out = append(out, "sets or lowers ttl")
 	}
 	if next.MaxWaitTimeSeconds != cur.MaxWaitTimeSeconds {
 		out = append(out, "changes maxWaitTimeSeconds")

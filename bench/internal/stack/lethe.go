@@ -19,6 +19,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/app"
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/seal"
 )
 
 // Lethe is a running lethe server.
@@ -40,8 +41,14 @@ type Lethe struct {
 // cycle every second instead of every 5 s, so a smoke run does not wait for
 // its sweep to start. (The sweep's rate is timed from its first delete
 // either way.)
+// benchEncryptionKey is the QUEEN_ENCRYPTION_KEY the bench's lethe runs
+// with, so the encryption scenario can turn encryptionEnabled on: a bench
+// key, not a secret.
+const benchEncryptionKey = "6c657468652062656e6368206b6579202d206e6f742061207365637265742121"
+
 func LetheEnv(quick bool) map[string]string {
-	env := map[string]string{"LOG_LEVEL": "warn"}
+	// A key, so the encryption scenario can turn encryptionEnabled on.
+	env := map[string]string{"LOG_LEVEL": "warn", "QUEEN_ENCRYPTION_KEY": benchEncryptionKey}
 	if quick {
 		env["RETENTION_INTERVAL"] = "1000"
 	}
@@ -138,6 +145,11 @@ func StartLetheInProcess(ctx context.Context, dsn, dataDir string, log *slog.Log
 	}
 	cfg.Host, cfg.DatabaseURL, cfg.LogLevel, cfg.DataDir = "127.0.0.1", dsn, "warn", dataDir
 	cfg.AuthToken, cfg.OperatorToken = "", "" // the load generator sends no token
+	if cfg.EncryptionKeys == nil {
+		if cfg.EncryptionKeys, err = seal.ParseKeys(benchEncryptionKey, ""); err != nil {
+			return nil, err
+		}
+	}
 	if quick && os.Getenv("RETENTION_INTERVAL") == "" {
 		cfg.Retention.Interval = time.Second
 	}
