@@ -2,8 +2,10 @@ package api
 
 import "time"
 
-// QueueOptions are a queue's settings. Names and defaults are Queen's, so its
-// clients and its documentation stay true; lethe adds DedupWindowSeconds.
+// QueueOptions are a queue's settings. Names are Queen's, so its clients
+// work; lethe adds DedupWindowSeconds. Every option does what docs/api.md
+// says; where Queen's default promised something Queen never did (ttl
+// 3600, the dead-letter switches off), the default is what lethe does.
 type QueueOptions struct {
 	LeaseTime                 int  `json:"leaseTime"`
 	RetryLimit                int  `json:"retryLimit"`
@@ -37,13 +39,17 @@ type QueueOptions struct {
 	RequiredGroups []string `json:"requiredGroups,omitempty"`
 }
 
-// DefaultQueueOptions returns Queen's defaults.
+// DefaultQueueOptions returns the defaults: Queen's, except ttl 0 (no
+// expiry; Queen's 3600 expired nothing) and deadLetterQueue and
+// dlqAfterMaxRetries true (a message that failed past retryLimit always
+// goes to the dead letters, in Queen too).
 func DefaultQueueOptions() QueueOptions {
 	return QueueOptions{
-		LeaseTime:  300,
-		RetryLimit: 3,
-		RetryDelay: 1000,
-		TTL:        3600,
+		LeaseTime:          300,
+		RetryLimit:         3,
+		RetryDelay:         1000,
+		DeadLetterQueue:    true,
+		DLQAfterMaxRetries: true,
 	}
 }
 

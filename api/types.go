@@ -58,13 +58,26 @@ type PushResult struct {
 	Error              string `json:"error,omitempty"`
 }
 
+// NullString is a string JSON spells null when it is empty: a delivered
+// message without a trace id or producer carries "traceId": null and
+// "producerSub": null, as Queen's messages do.
+type NullString string
+
+// MarshalJSON writes null for "".
+func (s NullString) MarshalJSON() ([]byte, error) {
+	if s == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(s))
+}
+
 // Message is one delivered message.
 type Message struct {
 	ID            string          `json:"id"`
 	TransactionID string          `json:"transactionId"`
-	TraceID       string          `json:"traceId,omitempty"`
+	TraceID       NullString      `json:"traceId"`
 	Data          json.RawMessage `json:"data"`
-	ProducerSub   string          `json:"producerSub,omitempty"`
+	ProducerSub   NullString      `json:"producerSub"`
 	CreatedAt     string          `json:"createdAt"`
 	Queue         string          `json:"queue"`
 	Partition     string          `json:"partition"`

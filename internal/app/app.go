@@ -99,7 +99,15 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	}
 	prom := metrics.New(metrics.Config{Pool: a.Pool, Logger: log})
 	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, Hooks: prom.Hooks(),
-		DefaultRetentionTier: cfg.DefaultRetentionTier, DefaultQuarantined: cfg.DefaultQuarantined})
+		DefaultRetentionTier: cfg.DefaultRetentionTier, DefaultQuarantined: cfg.DefaultQuarantined,
+		Keys: cfg.EncryptionKeys})
+	if cfg.EncryptionKeys.On() {
+		log.Info("payload encryption key loaded", "key_id", cfg.EncryptionKeys.KeyID())
+	}
+	authn, err := a.authenticator(cfg)
+	if err != nil {
+		return nil, err
+	}
 	maint, err := pushbuffer.New(pushbuffer.Config{Engine: a.Engine, Dir: filepath.Join(cfg.DataDir, "buffer"),
 		Logger: log, Clock: a.Clock, MaxPayloadBytes: cfg.MaxPayloadBytes})
 	if err != nil {
@@ -111,7 +119,8 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 		log.Info(n)
 	}
 	a.Streams = streams.New(streams.Config{Engine: a.Engine, StateIdleDays: cfg.Retention.StreamsStateIdleDays})
-	a.Traces = traces.New(traces.Config{Pool: a.Pool, Clock: a.Clock, RetentionDays: cfg.Retention.TracesRetentionDays})
+	a.Traces = traces.New(traces.Config{Pool: a.Pool, Clock: a.Clock, RetentionDays: cfg.Retention.TracesRetentionDays,
+		Keys: cfg.EncryptionKeys})
 	a.Retention = retention.New(a.Pool, retention.Config{Clock: a.Clock, Logger: log,
 		Interval: cfg.Retention.Interval, TierInterval: cfg.Retention.TierInterval,
 		BatchSize: cfg.Retention.BatchSize, LockID: cfg.Retention.LockID,
@@ -131,7 +140,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	hcfg := httpapi.Config{
 		Engine:       a.Engine,
 		Logger:       log,
-		Auth:         auth.Tokens{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken},
+		Auth:         authn,
 		Maintenance:  maint,
 		Retention:    a.Retention,
 		Metrics:      prom.Handler(),
@@ -163,6 +172,22 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	log.Info("lethe listening", "addr", a.Listener.Addr().String(), "version", version.String())
 	ok = true
 	return a, nil
+}
+
+// authenticator builds the credentials check: static tokens, and JWTs
+// judged by the replica's clock.
+func (a *App) authenticator(cfg config.Server) (*auth.Authenticator, error) {
+	ac := auth.Config{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken}
+	if cfg.JWT != nil {
+		j := *cfg.JWT
+		j.Now = a.Clock.Now
+		ac.JWT = &j
+	}
+	authn, err := auth.New(ac)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	return authn, nil
 }
 
 // reclaimers are the retention loop's rules for the streams' state and

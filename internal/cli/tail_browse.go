@@ -165,7 +165,7 @@ func (b *browser) print(ctx context.Context, w io.Writer, msgs []api.BrowsedMess
 // payload reads a browsed message's payload; one whose transaction id the
 // server no longer keeps comes back without Data.
 func (b *browser) payload(ctx context.Context, m api.BrowsedMessage) (api.Message, error) {
-	out := api.Message{ID: m.ID, TransactionID: m.TransactionID, TraceID: m.TraceID, CreatedAt: m.CreatedAt.Format(time.RFC3339Nano),
+	out := api.Message{ID: m.ID, TransactionID: m.TransactionID, TraceID: api.NullString(m.TraceID), CreatedAt: m.CreatedAt.Format(time.RFC3339Nano),
 		Queue: m.Queue, Partition: m.Partition, PartitionID: m.PartitionID, Offset: m.Offset}
 	var d api.MessageDetail
 	path := "/api/v1/messages/" + url.PathEscape(m.PartitionID) + "/" + url.PathEscape(m.TransactionID)
@@ -176,7 +176,7 @@ func (b *browser) payload(ctx context.Context, m api.BrowsedMessage) (api.Messag
 	if err != nil {
 		return out, err
 	}
-	out.Data, out.ProducerSub = d.Payload, d.ProducerSub
+	out.Data, out.ProducerSub = d.Payload, api.NullString(d.ProducerSub)
 	return out, nil
 }
 

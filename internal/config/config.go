@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lethe-mq/lethe/internal/auth"
+	"github.com/lethe-mq/lethe/internal/seal"
 )
 
 // Server is everything `lethe serve` needs.
@@ -29,6 +32,11 @@ type Server struct {
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
 	MaxLongPolls    int    // LETHE_MAX_LONG_POLLS: pops with wait=true in progress at once (1000)
+	// EncryptionKeys seal and open the payloads of encrypted queues
+	// (QUEEN_ENCRYPTION_KEY, QUEEN_ENCRYPTION_KEY_PREVIOUS); nil: none.
+	EncryptionKeys *seal.Keys
+	// JWT is Queen's JWT authentication (JWT_*); nil unless JWT_ENABLED.
+	JWT *auth.JWTConfig
 	// DatabaseWait is how long start-up retries a database it cannot
 	// reach yet (DATABASE_WAIT_SECONDS; 0 = fail at once).
 	DatabaseWait time.Duration
@@ -112,6 +120,17 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 		c.Notices = append(c.Notices, fmt.Sprintf(
 			"RETENTION_PARALLELISM=%d has no effect: accepted for compatibility with Queen; one replica sweeps, one step at a time", n))
 	}
+	keys, err := seal.ParseKeys(r.text(varEncKey), r.text(varEncPrevious))
+	if err != nil {
+		r.errs = append(r.errs, err.Error())
+	}
+	c.EncryptionKeys = keys
+	c.JWT = jwtFromEnv(r)
+	if c.JWT != nil {
+		if _, err := auth.New(auth.Config{JWT: c.JWT}); err != nil {
+			r.errs = append(r.errs, err.Error())
+		}
+	}
 	if c.DatabaseURL == "" && r.isSet(varPGHost) {
 		c.DatabaseURL = pgURLFromParts(r)
 	}
@@ -183,6 +202,28 @@ func canonicalTier(v string) string {
 		return "7w"
 	}
 	return v
+}
+
+// jwtFromEnv reads Queen's JWT_* variables; nil unless JWT_ENABLED.
+func jwtFromEnv(r *reader) *auth.JWTConfig {
+	if !r.flag(varJWTEnabled) {
+		return nil
+	}
+	alg := r.text(varJWTAlgorithm)
+	for _, a := range []string{auth.AlgHS256, auth.AlgRS256, auth.AlgEdDSA, auth.AlgAuto} {
+		if strings.EqualFold(alg, a) {
+			alg = a
+		}
+	}
+	return &auth.JWTConfig{
+		Algorithm: alg, Secret: r.text(varJWTSecret), PublicKeyPEM: r.text(varJWTPublicKey), JWKSURL: r.text(varJWTJWKSURL),
+		Issuer: r.text(varJWTIssuer), Audience: r.text(varJWTAudience),
+		ClockSkew:   time.Duration(r.whole(varJWTSkew)) * time.Second,
+		JWKSRefresh: time.Duration(r.whole(varJWKSRefresh)) * time.Second,
+		JWKSTimeout: time.Duration(r.whole(varJWKSTimeout)) * time.Millisecond,
+		RolesClaim:  r.text(varJWTRoleClaim), RolesArrayClaim: r.text(varJWTRolesClaim),
+		RoleAdmin: r.text(varJWTRoleAdmin), RoleReadWrite: r.text(varJWTRoleWrite), RoleReadOnly: r.text(varJWTRoleRead),
+	}
 }
 
 // Queen's PG_* variables, with Queen's defaults.

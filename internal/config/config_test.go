@@ -164,3 +164,39 @@ func TestValidateChecksAServerBuiltInCode(t *testing.T) {
 		}
 	}
 }
+
+func TestEncryptionAndJWTSettings(t *testing.T) {
+	t.Parallel()
+	const key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	c, err := fromLookup(env{"QUEEN_ENCRYPTION_KEY": key, "JWT_ENABLED": "true", "JWT_SECRET": "s", "JWT_ALGORITHM": "hs256",
+		"JWT_AUDIENCE": "lethe", "JWT_CLOCK_SKEW": "5"}.lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.EncryptionKeys.On() || c.JWT == nil || c.JWT.Algorithm != "HS256" || c.JWT.Audience != "lethe" ||
+		c.JWT.ClockSkew != 5*time.Second || c.JWT.RoleReadWrite != "read-write" || c.JWT.JWKSTimeout != 5*time.Second {
+		t.Fatalf("read %+v, %+v", c.EncryptionKeys, c.JWT)
+	}
+	if c, err := fromLookup(env{"JWT_SECRET": "s"}.lookup); err != nil || c.JWT != nil {
+		t.Errorf("JWT_SECRET without JWT_ENABLED: %+v, %v; want JWTs off, as in Queen", c.JWT, err)
+	}
+	for _, bad := range []env{
+		{"QUEEN_ENCRYPTION_KEY": "abc"},
+		{"QUEEN_ENCRYPTION_KEY": key, "QUEEN_ENCRYPTION_KEY_PREVIOUS": key[:10]},
+		{"QUEEN_ENCRYPTION_KEY_PREVIOUS": key},
+		{"JWT_ENABLED": "true"},
+		{"JWT_ENABLED": "true", "JWT_ALGORITHM": "RS256", "JWT_SECRET": "s"},
+		{"JWT_ENABLED": "true", "JWT_ALGORITHM": "PS256", "JWT_SECRET": "s"},
+		{"JWT_ENABLED": "true", "JWT_SECRET": "s", "JWT_CLOCK_SKEW": "-1"},
+	} {
+		_, err := fromLookup(bad.lookup)
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want one line refusing it", bad, err)
+		}
+		for k := range bad {
+			if err != nil && !strings.Contains(err.Error(), "QUEEN_ENCRYPTION_KEY") && !strings.Contains(err.Error(), "JWT_") {
+				t.Errorf("%v: %q does not name the variable (%s)", bad, err, k)
+			}
+		}
+	}
+}

@@ -61,14 +61,32 @@ var (
 	varLogLevel     = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
 	varLogFormat    = spec{name: "LOG_FORMAT", kind: text, def: "text", choices: []string{"text", "json"}, meaning: "`json` writes one JSON object per log line (structured fields) for log collectors"}
 	varMaxPayload   = spec{name: "MAX_PAYLOAD_BYTES", kind: whole, def: "4194304", min: 1024, max: 256 << 20, unit: "bytes", meaning: "largest message payload; larger pushes answer 413"}
-	varAuthToken    = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "when set, every API call needs `Authorization: Bearer <token>`"}
-	varOperator     = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the credential everything that deletes or skips data needs when auth is on (see [docs/api.md](docs/api.md#roles))"}
+	varAuthToken    = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "the token of producers and consumers (lethe's write role, which includes read); when it, `LETHE_OPERATOR_TOKEN` or `JWT_ENABLED` is set, every call but health and metrics needs `Authorization: Bearer <token>`"}
+	varOperator     = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the operator's token: everything, including what deletes or skips data, which needs it (or an admin JWT) when auth is on (see [docs/api.md](docs/api.md#roles))"}
+	varEncKey       = spec{name: "QUEEN_ENCRYPTION_KEY", kind: text, meaning: "64 hexadecimal characters (an AES-256 key): seals the payloads of queues with `encryptionEnabled`; without it such queues refuse pushes and pops (see [docs/api.md](docs/api.md#encryption-at-rest))"}
+	varEncPrevious  = spec{name: "QUEEN_ENCRYPTION_KEY_PREVIOUS", kind: text, meaning: "older keys, comma-separated, that still open what they sealed (key rotation); they seal nothing"}
 	varMaxLongPolls = spec{name: "LETHE_MAX_LONG_POLLS", kind: whole, def: "1000", min: 1, max: 1_000_000, unit: "requests", meaning: "pops with `wait=true` waiting at once on one replica; beyond it such a pop answers 503 with `Retry-After`"}
 	varPprof        = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
 	varGOGC         = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
 	varURL          = spec{name: "LETHE_URL", kind: text, def: "http://localhost:6632", readBy: "client commands", meaning: "the server the client commands (`push`, `pop`, `status`, ...) talk to; `--server` wins"}
 	varContext      = spec{name: "LETHE_CONTEXT", kind: text, readBy: "client commands", meaning: "the context of the CLI's config file (`~/.config/lethe/config.yaml`) to use; `--context` wins"}
 	varToken        = spec{name: "LETHE_TOKEN", kind: text, readBy: "client commands", meaning: "the bearer token the client commands send; `--token` wins"}
+
+	varJWTEnabled    = spec{name: "JWT_ENABLED", kind: flag, def: "false", meaning: "accept JWTs as bearer tokens, as Queen does (with or without the static tokens above; see [docs/api.md](docs/api.md#jwt))"}
+	varJWTAlgorithm  = spec{name: "JWT_ALGORITHM", kind: text, def: "HS256", meaning: "`HS256`, `RS256` (RS256, RS384 and RS512 tokens), `EdDSA`, or `auto` (whichever a token names, among those a key is set for)"}
+	varJWTSecret     = spec{name: "JWT_SECRET", kind: text, meaning: "the HS256 secret"}
+	varJWTPublicKey  = spec{name: "JWT_PUBLIC_KEY", kind: text, meaning: "a PEM public key (RSA or Ed25519) that verifies RS256 or EdDSA tokens; wins over `JWT_JWKS_URL`"}
+	varJWTJWKSURL    = spec{name: "JWT_JWKS_URL", kind: text, meaning: "a JWKS URL serving the RS256/EdDSA keys by `kid`"}
+	varJWTIssuer     = spec{name: "JWT_ISSUER", kind: text, meaning: "when set, a token's `iss` must be this"}
+	varJWTAudience   = spec{name: "JWT_AUDIENCE", kind: text, meaning: "when set, a token's `aud` must hold this"}
+	varJWTSkew       = spec{name: "JWT_CLOCK_SKEW", kind: whole, def: "30", min: 0, max: 3600, unit: "s", meaning: "tolerance on `exp`, `nbf` and `iat`"}
+	varJWKSRefresh   = spec{name: "JWT_JWKS_REFRESH_INTERVAL", kind: whole, def: "3600", min: 10, max: 604800, unit: "s", meaning: "how long fetched JWKS keys are used before fetching again (a token with an unknown `kid` fetches sooner, at most every 10 s)"}
+	varJWKSTimeout   = spec{name: "JWT_JWKS_TIMEOUT_MS", kind: whole, def: "5000", min: 100, max: 60000, unit: "ms", meaning: "timeout of one JWKS fetch"}
+	varJWTRoleClaim  = spec{name: "JWT_ROLES_CLAIM", kind: text, def: "role", meaning: "the claim holding one role"}
+	varJWTRolesClaim = spec{name: "JWT_ROLES_ARRAY_CLAIM", kind: text, def: "roles", meaning: "the claim holding a list of roles"}
+	varJWTRoleAdmin  = spec{name: "JWT_ROLE_ADMIN", kind: text, def: "admin", meaning: "the role value granting lethe's operator role"}
+	varJWTRoleWrite  = spec{name: "JWT_ROLE_READ_WRITE", kind: text, def: "read-write", meaning: "the role value granting the write role (and read)"}
+	varJWTRoleRead   = spec{name: "JWT_ROLE_READ_ONLY", kind: text, def: "read-only", meaning: "the role value granting the read role"}
 
 	varRetentionEnabled = spec{name: "RETENTION_ENABLED", kind: flag, def: "true", meaning: "run the retention loop on this replica (status and analytics are served either way)"}
 	varInterval         = spec{name: "RETENTION_INTERVAL", kind: whole, def: "5000", min: 10, max: 86_400_000, unit: "ms", meaning: "time between retention cycles"}
@@ -92,7 +110,10 @@ var (
 // specs lists every variable in the README's order.
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
-	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varAuthToken, varOperator, varMaxLongPolls,
+	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload,
+	varAuthToken, varOperator, varEncKey, varEncPrevious, varMaxLongPolls,
+	varJWTEnabled, varJWTAlgorithm, varJWTSecret, varJWTPublicKey, varJWTJWKSURL, varJWTIssuer, varJWTAudience,
+	varJWTSkew, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
 	varTierInterval, varDefaultTier, varDefaultQuar,
 	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen,

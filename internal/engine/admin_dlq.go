@@ -37,10 +37,13 @@ type DeadLetter struct {
 	ConsumerGroup string          `json:"consumerGroup"`
 	Offset        int64           `json:"offset"`
 	Data          json.RawMessage `json:"data"`
-	ErrorMessage  string          `json:"errorMessage"`
-	RetryCount    int             `json:"retryCount"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	FailedAt      time.Time       `json:"failedAt"`
+	// DataError says why data is null although the message had a payload:
+	// it is sealed under a key this server does not hold.
+	DataError    string    `json:"dataError,omitempty"`
+	ErrorMessage string    `json:"errorMessage"`
+	RetryCount   int       `json:"retryCount"`
+	CreatedAt    time.Time `json:"createdAt"`
+	FailedAt     time.Time `json:"failedAt"`
 }
 
 const deadLetterWhere = `
@@ -69,7 +72,7 @@ func (e *Engine) DeadLetters(ctx context.Context, f DeadLetterFilter) ([]DeadLet
 	}
 	rows, err := e.pool.Query(ctx, `
 		SELECT d.id, d.partition_id, p.name, q.name, d.group_name, d.msg_offset, d.txn_id, d.trace_id,
-		       d.payload, d.error, d.retry_count, d.created_at, d.failed_at`+deadLetterWhere+`
+		       d.payload, d.payload_sealed, d.error, d.retry_count, d.created_at, d.failed_at`+deadLetterWhere+`
 		 ORDER BY d.failed_at DESC, d.id DESC LIMIT $6 OFFSET $7`, append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list dead letters: %w", err)
@@ -78,11 +81,17 @@ func (e *Engine) DeadLetters(ctx context.Context, f DeadLetterFilter) ([]DeadLet
 		var d DeadLetter
 		var id int64
 		var pid uuid.UUID
-		var payload []byte
+		var payload, sealed []byte
 		err := r.Scan(&id, &pid, &d.Partition, &d.Queue, &d.ConsumerGroup, &d.Offset, &d.TransactionID, &d.TraceID,
-			&payload, &d.ErrorMessage, &d.RetryCount, &d.CreatedAt, &d.FailedAt)
+			&payload, &sealed, &d.ErrorMessage, &d.RetryCount, &d.CreatedAt, &d.FailedAt)
 		d.ID, d.PartitionID, d.MessageID = strconv.FormatInt(id, 10), pid.String(), MessageID(pid, d.Offset)
 		d.Data = payload
+		if sealed != nil {
+			var openErr error
+			if d.Data, openErr = e.openDeadLetter(sealed); openErr != nil {
+				d.DataError = openErr.Error()
+			}
+		}
 		d.CreatedAt, d.FailedAt = d.CreatedAt.UTC(), d.FailedAt.UTC()
 		return d, err
 	})
@@ -134,26 +143,26 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*Replayed, err
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		var pid uuid.UUID
 		var traceID string
-		var payload []byte
+		var payload, sealed []byte
 		err := tx.QueryRow(ctx, `
-			SELECT d.partition_id, q.name, p.name, d.trace_id, d.payload
+			SELECT d.partition_id, q.name, p.name, d.trace_id, d.payload, d.payload_sealed
 			  FROM lethe.dead_letters d
 			  JOIN lethe.partitions p ON p.id = d.partition_id
 			  JOIN lethe.queues q ON q.id = p.queue_id
-			 WHERE d.id = $1 FOR UPDATE OF d`, id).Scan(&pid, &res.Queue, &res.Partition, &traceID, &payload)
+			 WHERE d.id = $1 FOR UPDATE OF d`, id).Scan(&pid, &res.Queue, &res.Partition, &traceID, &payload, &sealed)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFoundf("dead letter %d does not exist (already replayed or deleted?)", id)
 		}
 		if err != nil {
 			return fmt.Errorf("load dead letter %d: %w", id, err)
 		}
-		if payload == nil {
-			return fmt.Errorf("%w: dead letter %d has no payload (its message was gone or unreadable when it failed), so there is nothing to replay; delete it instead",
-				ErrConflict, id)
-		}
 		now := e.clock.Now()
+		f, err := e.replayFrame(ctx, id, res, traceID, payload, sealed, now)
+		if err != nil {
+			return err
+		}
 		b := store.NewBatch(1, 0)
-		b.Add(store.TxnHash(res.TransactionID), frame.Encode(frame.Message{CreatedAt: now, TxnID: res.TransactionID, TraceID: traceID, Payload: payload}), now)
+		b.Add(store.TxnHash(res.TransactionID), f, now)
 		appended, err := store.Append(ctx, tx, pid, b, now)
 		if errors.Is(err, store.ErrPartitionGone) {
 			return fmt.Errorf("%w: partition %s was deleted meanwhile", ErrConflict, pid)
@@ -175,4 +184,39 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*Replayed, err
 	fx.pushed(res.Queue, 1)
 	e.fire(&fx)
 	return res, nil
+}
+
+// replayFrame is the frame a replay appends: the dead letter's payload,
+// opened when it was sealed and sealed again when its queue is encrypted.
+func (e *Engine) replayFrame(ctx context.Context, id int64, res *Replayed, traceID string, payload, sealed []byte, now time.Time) ([]byte, error) {
+	if sealed != nil {
+		plain, err := e.openDeadLetter(sealed)
+		if err != nil {
+			return nil, fmt.Errorf("%w: dead letter %d cannot be replayed: %v; configure the key that sealed it (QUEEN_ENCRYPTION_KEY_PREVIOUS) and replay again",
+				ErrConflict, id, err)
+		}
+		payload = plain
+	}
+	if payload == nil {
+		return nil, fmt.Errorf("%w: dead letter %d has no payload (its message was gone or unreadable when it failed), so there is nothing to replay; delete it instead",
+			ErrConflict, id)
+	}
+	q, err := e.catalog.queue(ctx, res.Queue)
+	if err != nil {
+		return nil, err
+	}
+	m := frame.Message{CreatedAt: now, TxnID: res.TransactionID, TraceID: traceID, Payload: payload}
+	if err := e.sealFor(q, &m); err != nil {
+		return nil, err
+	}
+	return frame.Encode(m), nil
+}
+
+// openDeadLetter opens a dead letter's sealed payload.
+func (e *Engine) openDeadLetter(sealed []byte) ([]byte, error) {
+	plain, err := e.cfg.Keys.Open(sealed)
+	if err != nil {
+		return nil, fmt.Errorf("the payload is encrypted and cannot be opened: %w", err)
+	}
+	return plain, nil
 }

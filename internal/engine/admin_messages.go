@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/internal/pushdec"
+	"github.com/lethe-mq/lethe/internal/seal"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
@@ -206,8 +207,16 @@ func browsed(pid uuid.UUID, l *partitionLabel, m *store.Frame, status string, gr
 		ID: MessageID(pid, m.Offset), TransactionID: m.TxnID, TraceID: m.TraceID, PartitionID: pid.String(),
 		QueuePath: l.queue + "/" + l.partition, Queue: l.queue, Partition: l.partition, Namespace: l.namespace,
 		Task: l.task, Offset: m.Offset, Status: status, ConsumerGroups: groups, CreatedAt: m.CreatedAt,
-		PayloadBytes: len(m.Payload),
+		PayloadBytes: payloadBytes(m),
 	}
+}
+
+// payloadBytes is the size of m's payload as JSON, sealed or not.
+func payloadBytes(m *store.Frame) int {
+	if m.Sealed {
+		return seal.PlainLen(m.Payload)
+	}
+	return len(m.Payload)
 }
 
 // MessageDetail is one message with its payload.
@@ -276,6 +285,12 @@ func (e *Engine) storedMessage(ctx context.Context, pid uuid.UUID, txnID string)
 	}
 	if !found || f.Err == nil && f.TxnID != txnID {
 		return nil, notFoundf("message %q at offset %d of partition %s is no longer stored (removed by retention)", txnID, off, pid)
+	}
+	if f.Err == nil {
+		var plain []byte
+		if plain, f.Err = e.openPayload(&f); f.Err == nil {
+			f.Payload, f.Sealed = plain, false
+		}
 	}
 	if f.Err != nil || len(f.Payload) > 0 && !pushdec.Valid(f.Payload) {
 		return nil, fmt.Errorf("%w: message %q at offset %d of partition %s is stored but unreadable: %v",

@@ -11,14 +11,17 @@ import (
 
 // Message statuses in the admin views. For one consumer group a message is
 // dead (the group dead-lettered it), completed (the group's cursor is past
-// it), processing (inside a live lease) or pending. Overall it is the first
-// of dead, processing, pending that any group reports, else completed; a
-// message no group has subscribed to yet is pending.
+// it), processing (inside a live lease), expired (waiting, but older than
+// the queue's ttl: it will be passed, never delivered) or pending. Overall
+// it is the first of dead, processing, pending, expired that any group
+// reports, else completed; a message no group has subscribed to yet is
+// pending, or expired past the ttl.
 const (
 	MsgPending    = "pending"
 	MsgProcessing = "processing"
 	MsgCompleted  = "completed"
 	MsgDead       = "dead"
+	MsgExpired    = "expired"
 )
 
 // partitionReaders is what decides message statuses on one partition: the
@@ -125,8 +128,17 @@ func (pr *partitionReaders) status(offset int64, createdAt time.Time, dead []str
 	for _, g := range dead {
 		groups[g] = MsgDead
 	}
-	rank := map[string]int{MsgDead: 3, MsgProcessing: 2, MsgPending: 1, MsgCompleted: 0}
+	expired := pr.label.ttl > 0 && createdAt.Before(pr.now.Add(-pr.label.ttl))
+	for g, st := range groups {
+		if st == MsgPending && expired {
+			groups[g] = MsgExpired
+		}
+	}
+	rank := map[string]int{MsgDead: 4, MsgProcessing: 3, MsgPending: 2, MsgExpired: 1, MsgCompleted: 0}
 	overall := MsgPending
+	if expired {
+		overall = MsgExpired
+	}
 	if len(groups) > 0 {
 		overall = MsgCompleted
 		for _, st := range groups {
@@ -144,10 +156,10 @@ func normalizeMessageStatus(s string) (string, error) {
 	switch s {
 	case "":
 		return "", nil
-	case MsgPending, MsgProcessing, MsgCompleted, MsgDead:
+	case MsgPending, MsgProcessing, MsgCompleted, MsgDead, MsgExpired:
 		return s, nil
 	case "dead_letter", "failed":
 		return MsgDead, nil
 	}
-	return "", invalidf("status must be one of pending, processing, completed, dead; got %q", s)
+	return "", invalidf("status must be one of pending, processing, completed, dead, expired; got %q", s)
 }

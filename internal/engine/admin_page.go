@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -84,11 +85,13 @@ type partitionLabel struct {
 	namespace string
 	task      string
 	partition string
+	// ttl is the queue's ttl (0: none).
+	ttl time.Duration
 }
 
 func (e *Engine) labelPartition(ctx context.Context, q store.Querier, pid uuid.UUID) (*partitionLabel, error) {
 	rows, err := q.Query(ctx, `
-		SELECT q.id, q.name, q.namespace, q.task, p.name
+		SELECT q.id, q.name, q.namespace, q.task, p.name, coalesce((q.options->>'ttl')::int, 0)
 		  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
 		 WHERE p.id = $1`, pid)
 	if err != nil {
@@ -96,7 +99,10 @@ func (e *Engine) labelPartition(ctx context.Context, q store.Querier, pid uuid.U
 	}
 	l, err := pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (*partitionLabel, error) {
 		l := &partitionLabel{}
-		return l, r.Scan(&l.queueID, &l.queue, &l.namespace, &l.task, &l.partition)
+		var ttl int
+		err := r.Scan(&l.queueID, &l.queue, &l.namespace, &l.task, &l.partition, &ttl)
+		l.ttl = time.Duration(ttl) * time.Second
+		return l, err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFoundf("partition %s does not exist", pid)

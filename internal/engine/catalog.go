@@ -29,6 +29,12 @@ type Queue struct {
 	RetryDelay        time.Duration
 	DelayedProcessing int
 	WindowBuffer      int
+	// TTL (seconds, 0: none): older messages are never delivered.
+	TTL int
+	// MaxSize (0: none) bounds the messages waiting in queue mode.
+	MaxSize int
+	// Encrypted: payloads are sealed at rest (encryptionEnabled).
+	Encrypted bool
 
 	loadedAt time.Time
 }
@@ -76,9 +82,12 @@ func (c *catalog) queue(ctx context.Context, name string) (*Queue, error) {
 	q = &Queue{Name: name}
 	var retryDelayMs int
 	err := c.pool.QueryRow(ctx, `
-		SELECT id, lease_time, retry_limit, retry_delay_ms, delayed_processing, window_buffer
+		SELECT id, lease_time, retry_limit, retry_delay_ms, delayed_processing, window_buffer,
+		       coalesce((options->>'ttl')::int, 0), coalesce((options->>'maxSize')::int, 0),
+		       coalesce((options->>'encryptionEnabled')::boolean, false)
 		  FROM lethe.queues WHERE name = $1`, name).
-		Scan(&q.ID, &q.LeaseTime, &q.RetryLimit, &retryDelayMs, &q.DelayedProcessing, &q.WindowBuffer)
+		Scan(&q.ID, &q.LeaseTime, &q.RetryLimit, &retryDelayMs, &q.DelayedProcessing, &q.WindowBuffer,
+			&q.TTL, &q.MaxSize, &q.Encrypted)
 	q.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
 	if errors.Is(err, pgx.ErrNoRows) {
 		c.forgetQueue(name)

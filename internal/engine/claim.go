@@ -26,15 +26,28 @@ type claimed struct {
 	// not be served; unreadableErr is the first one's reason.
 	unreadable    int
 	unreadableErr error
+	// expired counts messages passed undelivered because they outlived
+	// the queue's ttl.
+	expired int
+}
+
+// claimSpec is what every claim of one pop shares.
+type claimSpec struct {
+	// batch is how many messages this claim may still hand out.
+	batch int
+	// leaseID names the lease of every partition the pop claims.
+	leaseID uuid.UUID
+	fromAt  *time.Time
+	now     time.Time
 }
 
 // claim leases the next messages of one partition to the group, or answers
 // none when another consumer holds it or nothing is visible yet. The rules
 // are internal/lease's; this loads the cursor, reads the frames, and stores
 // the outcome, in one short transaction.
-func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopRequest, fromAt *time.Time, now time.Time) (claimed, error) {
+func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopRequest, spec claimSpec) (claimed, error) {
 	if !cand.hasCursor {
-		ok, err := e.ensureCursor(ctx, cand.pid, req.Group, fromAt)
+		ok, err := e.ensureCursor(ctx, cand.pid, req.Group, spec.fromAt)
 		if err != nil {
 			return claimed{}, err
 		}
@@ -51,7 +64,7 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopReq
 		if err != nil || row == nil {
 			return err
 		}
-		out, err = e.claimLocked(ctx, tx, q, cand, req, row, ps, now)
+		out, err = e.claimLocked(ctx, tx, q, cand, req, row, ps, spec)
 		return err
 	})
 	if err != nil {
@@ -62,8 +75,8 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopReq
 
 // claimLocked decides and stores one claim on the locked cursor row.
 func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand candidate, req PopRequest,
-	row *cursorRow, ps partState, now time.Time) (claimed, error) {
-	c, pol := &row.Cursor, q.policy()
+	row *cursorRow, ps partState, spec claimSpec) (claimed, error) {
+	c, pol, now := &row.Cursor, q.policy(), spec.now
 	if c.Busy(now) {
 		return claimed{}, nil
 	}
@@ -74,7 +87,7 @@ func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand cand
 	if !lease.Ready(c, pol, ps.lastPush, now) || ps.next <= max(c.Committed+1, ps.low) {
 		return claimed{}, row.saveIf(ctx, tx, now, expired)
 	}
-	frames, cl, out, err := e.claimFrames(ctx, tx, q, req, row, now)
+	frames, cl, out, err := e.claimFrames(ctx, tx, q, req, row, spec)
 	if err != nil {
 		return claimed{}, err
 	}
@@ -101,17 +114,18 @@ func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand cand
 // on while a read only passed messages it could not deliver. Unreadable
 // messages are dead-lettered here.
 func (e *Engine) claimFrames(ctx context.Context, tx pgx.Tx, q *Queue, req PopRequest, row *cursorRow,
-	now time.Time) ([]store.Frame, lease.Claim, claimed, error) {
+	spec claimSpec) ([]store.Frame, lease.Claim, claimed, error) {
+	now := spec.now
 	visible := now.Add(-time.Duration(q.DelayedProcessing) * time.Second)
-	id := uuid.New()
 	var out claimed
 	for round := 0; ; round++ {
-		frames, err := store.Read(ctx, tx, row.pid, row.Committed+1, req.Batch+len(row.AckedAhead), visible)
+		frames, err := store.Read(ctx, tx, row.pid, row.Committed+1, spec.batch+len(row.AckedAhead), visible)
 		if err != nil {
 			return nil, lease.Claim{}, out, err
 		}
-		offers := offersOf(frames)
-		cl := lease.ClaimOffers(&row.Cursor, q.policy(), offers, req.Batch, req.AutoAck, id, now)
+		offers := e.offersOf(q, frames, now)
+		cl := lease.ClaimOffers(&row.Cursor, q.policy(), offers, spec.batch, req.AutoAck, spec.leaseID, now)
+		out.expired += cl.Expired
 		for _, d := range cl.Dead {
 			if out.unreadableErr == nil {
 				out.unreadableErr = fmt.Errorf("offset %d: %s", d.Offset, d.Reason)
@@ -127,22 +141,33 @@ func (e *Engine) claimFrames(ctx context.Context, tx pgx.Tx, q *Queue, req PopRe
 	}
 }
 
-// offersOf turns stored frames into what a claim may hand out. A frame that
-// cannot be written into a response verbatim (damaged, or a payload that is
-// not JSON PostgreSQL can store) is offered as unreadable: it goes to the dead letters instead of
-// breaking the response for the other messages.
-func offersOf(frames []store.Frame) []lease.Offer {
+// offersOf turns stored frames into what a claim may hand out, opening
+// sealed payloads in place (frames[i].Payload becomes the JSON). A frame
+// that cannot be written into a response verbatim (damaged, sealed under a
+// key this server does not hold, or a payload that is not JSON PostgreSQL
+// can store) is offered as unreadable: it goes to the dead letters, still
+// sealed, instead of breaking the response for the other messages. A
+// message older than the queue's ttl is offered as expired.
+func (e *Engine) offersOf(q *Queue, frames []store.Frame, now time.Time) []lease.Offer {
+	expiredBefore := now.Add(-time.Duration(q.TTL) * time.Second)
 	out := make([]lease.Offer, len(frames))
 	for i := range frames {
 		f := &frames[i]
 		out[i] = lease.Offer{Offset: f.Offset}
-		switch {
-		case f.Err != nil:
+		if f.Err != nil {
 			out[i].Unreadable = f.Err.Error()
-		case len(f.Payload) > 0 && !pushdec.Valid(f.Payload):
+			continue
+		}
+		payload, err := e.openPayload(f)
+		switch {
+		case err != nil:
+			out[i].Unreadable = err.Error()
+		case len(payload) > 0 && !pushdec.Valid(payload):
 			out[i].Unreadable = "the stored payload is not JSON PostgreSQL can store"
 		default:
+			f.Payload, f.Sealed = payload, false
 			out[i].Hash = store.TxnHash(f.TxnID)
+			out[i].Expired = q.TTL > 0 && f.CreatedAt.Before(expiredBefore)
 		}
 	}
 	return out
@@ -162,9 +187,9 @@ func deliveredMessage(q *Queue, cand candidate, group, leaseID string, retries i
 	return api.Message{
 		ID:            MessageID(cand.pid, f.Offset),
 		TransactionID: f.TxnID,
-		TraceID:       f.TraceID,
+		TraceID:       api.NullString(f.TraceID),
 		Data:          f.Payload,
-		ProducerSub:   f.ProducerSub,
+		ProducerSub:   api.NullString(f.ProducerSub),
 		CreatedAt:     f.CreatedAt.Format(time.RFC3339Nano),
 		Queue:         q.Name,
 		Partition:     cand.name,

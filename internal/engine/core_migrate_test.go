@@ -115,3 +115,31 @@ func TestCoreMigration021CarriesLeasesOver(t *testing.T) {
 		t.Errorf("after the ack: committed %d (want 2); the empty lease %v (want released)", committed, goneLease)
 	}
 }
+
+// Queen's ttl default (3600) was stored on every queue and enforced by
+// nothing; migration 072 resets it, so enforcing ttl hides nothing on
+// upgrade. Other options keep what was stored.
+func TestCoreMigration072ResetsTheUnenforcedTTL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, pgtest.NewEmptyDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	migrateBefore(t, pool, 72)
+	_, err = pool.Exec(ctx, `INSERT INTO lethe.queues (name, options, created_at, updated_at)
+		VALUES ('old', '{"ttl": 3600, "maxSize": 7, "leaseTime": 300}', $1, $1), ('bare', '{}', $1, $1)`, coreT0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := schema.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(pool, engine.Config{Clock: clock.NewFake(coreT0), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(eng.Close)
+	q, err := eng.GetQueue(ctx, "old")
+	if err != nil || q.Options.TTL != 0 || q.Options.MaxSize != 7 {
+		t.Errorf("after 072: %+v, %v; want ttl 0 and maxSize 7 kept", q.Options, err)
+	}
+}

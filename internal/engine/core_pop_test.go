@@ -94,7 +94,7 @@ func TestCorePopByPartitionAndWildcard(t *testing.T) {
 	}
 }
 
-func TestCorePopPartitionsClaimsUpToN(t *testing.T) {
+func TestCorePopPartitionsClaimsUpToNUnderOneLease(t *testing.T) {
 	t.Parallel()
 	e := newCoreEnv(t, engine.Config{})
 	for i := range 5 {
@@ -104,20 +104,96 @@ func TestCorePopPartitionsClaimsUpToN(t *testing.T) {
 	if resp.PartitionsClaimed != 3 {
 		t.Errorf("partitionsClaimed = %d, want 3", resp.PartitionsClaimed)
 	}
-	parts := map[string]string{}
+	parts := map[string]bool{}
 	for _, m := range resp.Messages {
-		parts[m.Partition] = m.LeaseID
+		parts[m.Partition] = true
+		if m.LeaseID != resp.LeaseID || resp.LeaseID == "" {
+			t.Errorf("message of %s has lease %q, want the pop's one lease %q", m.Partition, m.LeaseID, resp.LeaseID)
+		}
 	}
 	if len(parts) != 3 {
 		t.Errorf("messages from partitions %v, want 3", parts)
 	}
-	// Each partition gets a lease of its own, and every one is ackable.
-	for _, m := range resp.Messages {
-		e.ackMsg(m, api.AckCompleted)
+	// One ack batch settles every partition's lease.
+	acks := make([]api.AckRequest, len(resp.Messages))
+	for i, m := range resp.Messages {
+		acks[i] = api.AckRequest{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: m.LeaseID, ConsumerGroup: "g"}
+	}
+	for i, r := range e.ack(acks...) {
+		if !r.Success || !r.LeaseReleased {
+			t.Errorf("ack %d = %+v, want success and the lease released", i, r)
+		}
 	}
 	rest := e.popN(engine.PopRequest{Queue: "multi", Group: "g", Batch: 10, MaxPartitions: 100}, 4)
 	if rest.PartitionsClaimed != 2 {
 		t.Errorf("second pop claimed %d partitions, want the 2 left", rest.PartitionsClaimed)
+	}
+}
+
+func TestCorePopBatchIsAGlobalCapOverPartitions(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	for i := range 5 {
+		e.push("cap", fmt.Sprint("p", i), `1`, `2`)
+	}
+	// Queen: batch=3&partitions=5 gives 3 messages, not 3 per partition.
+	resp := e.popN(engine.PopRequest{Queue: "cap", Group: "g", Batch: 3, MaxPartitions: 5}, 3)
+	if resp.PartitionsClaimed != 2 {
+		t.Errorf("partitionsClaimed = %d, want 2 (2 messages of one, 1 of the next)", resp.PartitionsClaimed)
+	}
+	if n := e.count(`SELECT count(*) FROM lethe.cursors WHERE lease_id = $1`, resp.LeaseID); n != 2 {
+		t.Errorf("%d cursors hold lease %s, want the 2 claimed partitions", n, resp.LeaseID)
+	}
+	// The 3 partitions not leased give all they have.
+	next := e.popN(engine.PopRequest{Queue: "cap", Group: "g", Batch: 100, MaxPartitions: 5}, 6)
+	if next.PartitionsClaimed != 3 {
+		t.Errorf("next pop claimed %d partitions, want 3", next.PartitionsClaimed)
+	}
+	// The partition cut short keeps its second message for after its lease.
+	for _, m := range resp.Messages {
+		e.ackMsg(m, api.AckCompleted)
+	}
+	last := e.popN(engine.PopRequest{Queue: "cap", Group: "g", Batch: 100, MaxPartitions: 5}, 1)
+	if last.Messages[0].Offset != 1 || last.Messages[0].Partition != resp.Messages[2].Partition {
+		t.Errorf("last pop = %+v, want offset 1 of %s", last.Messages[0], resp.Messages[2].Partition)
+	}
+}
+
+func TestCorePopSharedLeaseExtendsAndExpiresTogether(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.configure("shared", `{"leaseTime": 60}`)
+	for i := range 3 {
+		e.push("shared", fmt.Sprint("p", i), `1`)
+	}
+	resp := e.popN(engine.PopRequest{Queue: "shared", Group: "g", Batch: 10, MaxPartitions: 3}, 3)
+	e.clock.Advance(50 * time.Second)
+	until, err := e.eng.ExtendLease(e.ctx, resp.LeaseID, 120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := e.clock.Now().Add(120 * time.Second); !until.Equal(want) {
+		t.Errorf("extended to %s, want %s", until, want)
+	}
+	if n := e.count(`SELECT count(*) FROM lethe.cursors WHERE lease_id = $1 AND lease_until = $2`, resp.LeaseID, until); n != 3 {
+		t.Errorf("%d of the 3 partitions' leases were extended", n)
+	}
+	// Past the old expiry nothing is redelivered: every partition was renewed.
+	e.clock.Advance(20 * time.Second)
+	if again := e.pop(engine.PopRequest{Queue: "shared", Group: "g", Batch: 10, MaxPartitions: 3}); len(again.Messages) != 0 {
+		t.Errorf("after the extend a pop got %v, want nothing", corePayloads(again))
+	}
+	// Past the new one all three come back, each counted as failed once.
+	e.clock.Advance(101 * time.Second)
+	e.clock.Advance(time.Duration(api.DefaultQueueOptions().RetryDelay) * time.Millisecond)
+	again := e.popN(engine.PopRequest{Queue: "shared", Group: "g", Batch: 10, MaxPartitions: 3}, 3)
+	for _, m := range again.Messages {
+		if m.RetryCount != 1 {
+			t.Errorf("redelivered %s with retryCount %d, want 1", m.Partition, m.RetryCount)
+		}
+	}
+	if _, err := e.eng.ExtendLease(e.ctx, resp.LeaseID, 10); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("extending the expired, taken-over lease: %v, want ErrNotFound", err)
 	}
 }
 
@@ -257,13 +333,30 @@ func TestCorePopSubscriptionModes(t *testing.T) {
 	if err := e.pool.QueryRow(e.ctx, `SELECT mode FROM lethe.subscriptions WHERE group_name = 'new-mode'`).Scan(&mode); err != nil || mode != "new" {
 		t.Errorf("stored mode %q (%v), want new", mode, err)
 	}
-	for _, bad := range []engine.PopRequest{
-		{Queue: "sub", Group: "x", SubscriptionMode: "latest"},
-		{Queue: "sub", Group: "x", SubscriptionFrom: "yesterday"},
-	} {
-		if _, err := e.eng.Pop(e.ctx, bad); !errors.Is(err, engine.ErrInvalid) {
-			t.Errorf("pop %+v: err %v, want ErrInvalid", bad, err)
+	if _, err := e.eng.Pop(e.ctx, engine.PopRequest{Queue: "sub", Group: "x", SubscriptionFrom: "yesterday"}); !errors.Is(err, engine.ErrInvalid) {
+		t.Errorf("subscriptionFrom=yesterday: err %v, want ErrInvalid", err)
+	}
+}
+
+// Queen never refuses a subscriptionMode: "new" means from now, anything
+// else from the oldest message; queue mode ignores it.
+func TestCorePopSubscriptionModeIsNeverRefused(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.push("any", "", `"old"`)
+	e.clock.Advance(time.Second)
+	for _, mode := range []string{"from_beginning", "latest", "ALL", "New", "x y"} {
+		resp := e.pop(engine.PopRequest{Queue: "any", Group: "g-" + mode, SubscriptionMode: mode, AutoAck: true})
+		if got := strings.Join(corePayloads(resp), ","); got != `"old"` {
+			t.Errorf("subscriptionMode %q got %s, want the old message (anything but new means all)", mode, got)
 		}
+	}
+	if resp := e.pop(engine.PopRequest{Queue: "any", Group: "g-new", SubscriptionMode: "new"}); len(resp.Messages) != 0 {
+		t.Errorf("subscriptionMode new got %v, want nothing older", corePayloads(resp))
+	}
+	resp := e.pop(engine.PopRequest{Queue: "any", SubscriptionMode: "new", SubscriptionFrom: "now"})
+	if got := strings.Join(corePayloads(resp), ","); got != `"old"` {
+		t.Errorf("queue mode with subscriptionMode new got %s, want the old message (queue mode ignores it)", got)
 	}
 }
 

@@ -237,7 +237,6 @@ func TestCorePushRejectsBadItems(t *testing.T) {
 	e := newCoreEnv(t, engine.Config{MaxItems: 5})
 	long := strings.Repeat("n", 513)
 	cases := map[string][]api.PushItem{
-		"no items":           {},
 		"too many items":     make([]api.PushItem, 6),
 		"missing queue":      {{Payload: json.RawMessage(`1`)}},
 		"long queue":         {{Queue: long}},
@@ -257,6 +256,12 @@ func TestCorePushRejectsBadItems(t *testing.T) {
 		if !errors.Is(err, engine.ErrInvalid) {
 			t.Errorf("%s: err %v, want ErrInvalid", name, err)
 		}
+	}
+	coreSameCounts(t, map[string]int64{"queues": 0, "partitions": 0, "stored segments": 0, "stored hashes": 0}, e.rowCounts())
+	// No items at all is Queen's empty push: answered with no results,
+	// nothing written.
+	if res, err := e.eng.Push(e.ctx, nil, ""); err != nil || res == nil || len(res) != 0 {
+		t.Errorf("empty push = %v, %v; want no results and no error", res, err)
 	}
 	coreSameCounts(t, map[string]int64{"queues": 0, "partitions": 0, "stored segments": 0, "stored hashes": 0}, e.rowCounts())
 }

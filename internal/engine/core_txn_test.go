@@ -82,7 +82,6 @@ func TestCoreTransactionRejectsMalformed(t *testing.T) {
 		"empty type":         {{}},
 		"ack bad partition":  {{Type: "ack", TransactionID: "t", PartitionID: "zz"}},
 		"ack no transaction": {{Type: "ack", PartitionID: uuid.NewString()}},
-		"push no items":      {{Type: "push"}},
 		"push item no queue": {{Type: "push", Items: []api.PushItem{{Payload: json.RawMessage(`1`)}}}},
 		"good then bad":      {{Type: "push", Items: []api.PushItem{{Queue: "q"}}}, {Type: "nope"}},
 	}

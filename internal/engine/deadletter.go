@@ -21,8 +21,9 @@ const unstorablePayload = " (the payload could not be kept: it is not JSON Postg
 // group's dead letters. f is the message when the caller has read it
 // already; otherwise it is read here. Whatever the segment holds, the copy
 // is written: a message no longer stored or unreadable is kept without its
-// content, names are made storable, and a payload jsonb refuses is kept as
-// NULL with the reason in the error.
+// content, names are made storable, a payload jsonb refuses is kept as
+// NULL with the reason in the error, and a sealed payload (an encrypted
+// queue's) stays sealed, whether this server can open it or not.
 func (e *Engine) writeDeadLetter(ctx context.Context, tx pgx.Tx, row *cursorRow, d lease.DeadLetter, f *store.Frame, now time.Time) error {
 	if f == nil {
 		got, found, err := store.ReadAt(ctx, tx, row.pid, d.Offset)
@@ -35,22 +36,26 @@ func (e *Engine) writeDeadLetter(ctx context.Context, tx pgx.Tx, row *cursorRow,
 	}
 	var txnID, traceID string
 	var payload *string
+	var sealed []byte
 	created := now
 	if f != nil && f.Err == nil {
 		txnID, traceID, created = storable(f.TxnID), storable(f.TraceID), f.CreatedAt
-		if utf8.Valid(f.Payload) {
+		switch {
+		case f.Sealed:
+			sealed = f.Payload // stays sealed, as in its segment
+		case utf8.Valid(f.Payload):
 			p := string(f.Payload)
 			payload = &p
 		}
 	}
 	_, err := tx.Exec(ctx, `
 		WITH v AS (SELECT lethe.jsonb_or_null($6) AS payload)
-		INSERT INTO lethe.dead_letters (partition_id, group_name, msg_offset, txn_id, trace_id, payload,
+		INSERT INTO lethe.dead_letters (partition_id, group_name, msg_offset, txn_id, trace_id, payload, payload_sealed,
 		                                error, retry_count, created_at, failed_at)
-		SELECT $1, $2, $3, $4, $5, v.payload,
+		SELECT $1, $2, $3, $4, $5, v.payload, $12,
 		       CASE WHEN $6::text IS NOT NULL AND v.payload IS NULL THEN $7 || $11 ELSE $7 END, $8, $9, $10
 		  FROM v`,
-		row.pid, row.group, d.Offset, txnID, traceID, payload, storable(d.Reason), d.Retries, created, now, unstorablePayload)
+		row.pid, row.group, d.Offset, txnID, traceID, payload, storable(d.Reason), d.Retries, created, now, unstorablePayload, sealed)
 	if err != nil {
 		return fmt.Errorf("dead-letter offset %d of %s: %w", d.Offset, row.pid, err)
 	}

@@ -24,6 +24,7 @@ const (
 	countDelivered
 	countAcked
 	countUnreadable
+	countExpired
 	countWake // a wake-up without a count (a seek made messages available)
 )
 
@@ -65,6 +66,12 @@ func (fx *effects) unreadable(queue, partition string, n int, err error) {
 	fx.counts = append(fx.counts, effectCount{kind: countUnreadable, queue: queue, partition: partition, n: n, unreadableErr: err})
 }
 
+// expired counts n messages group passed undelivered: they outlived the
+// queue's ttl.
+func (fx *effects) expired(queue, group string, n int) {
+	fx.counts = append(fx.counts, effectCount{kind: countExpired, queue: queue, group: group, n: n})
+}
+
 // partitionFailed records a partition skipped by op because its stored
 // state could not be served.
 func (fx *effects) partitionFailed(queue, partition, op string, err error) {
@@ -97,6 +104,14 @@ func (e *Engine) fire(fx *effects) {
 				"queue", c.queue, "partition", c.partition, "messages", c.n, "error", c.unreadableErr)
 			if h.Unreadable != nil {
 				h.Unreadable(c.queue, c.n)
+			}
+		case countExpired:
+			if e.faultLog.due("expired\x00"+c.queue+"\x00"+c.group, e.clock.Now()) {
+				e.log.Info("messages expired (older than the queue's ttl) and were passed without delivery (logged once a minute per group; lethe_messages_expired_total counts each)",
+					"queue", c.queue, "group", groupLabelOrQueue(c.group), "messages", c.n)
+			}
+			if h.Expired != nil {
+				h.Expired(c.queue, c.group, c.n)
 			}
 		}
 	}

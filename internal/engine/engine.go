@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/seal"
 	"github.com/lethe-mq/lethe/internal/tier"
 )
 
@@ -38,6 +39,10 @@ type Config struct {
 	// LETHE_DEFAULT_QUARANTINED; empty: forever and keep).
 	DefaultRetentionTier string
 	DefaultQuarantined   string
+	// Keys seal the payloads of queues with encryptionEnabled and open
+	// them again (QUEEN_ENCRYPTION_KEY); nil holds none, and then pushes to
+	// such queues are refused.
+	Keys *seal.Keys
 	// Hooks lets metrics observe the engine without the engine importing
 	// them.
 	Hooks Hooks
@@ -57,6 +62,9 @@ type Hooks struct {
 	// damaged frame, a payload that is not JSON): a pop dead-letters them,
 	// a browse skips them.
 	Unreadable func(queue string, n int)
+	// Expired counts messages a group passed without delivery because
+	// they outlived the queue's ttl.
+	Expired func(queue, group string, n int)
 	// PartitionFailed counts a partition skipped because its stored state
 	// could not be served; op is "pop", "ack" or "browse".
 	PartitionFailed func(queue, op string)

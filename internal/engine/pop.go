@@ -33,9 +33,11 @@ type PopRequest struct {
 	Wait             bool
 	Timeout          time.Duration
 	AutoAck          bool
-	SubscriptionMode string
+	SubscriptionMode string // "new": from now; any other value: from the oldest
 	SubscriptionFrom string
-	MaxPartitions    int
+	// MaxPartitions is how many partitions one pop may claim; Batch caps
+	// the messages of all of them together, and they share one lease id.
+	MaxPartitions int
 	// Namespace and Task select queues when Queue is empty (GET /api/v1/pop).
 	Namespace string
 	Task      string
@@ -76,11 +78,8 @@ func (r *PopRequest) Validate() error {
 	if r.MaxPartitions < 1 || r.MaxPartitions > MaxPopPartitions {
 		return invalidf("partitions must be between 1 and %d, got %d", MaxPopPartitions, r.MaxPartitions)
 	}
-	switch r.SubscriptionMode {
-	case "", SubscriptionAll, SubscriptionNew:
-	default:
-		return invalidf("subscriptionMode must be %q or %q, got %q", SubscriptionAll, SubscriptionNew, r.SubscriptionMode)
-	}
+	// subscriptionMode is never refused, as in Queen: "new" starts at now,
+	// anything else at the oldest message (clients send "from_beginning").
 	if r.SubscriptionFrom != "" && r.SubscriptionFrom != "now" {
 		if _, err := time.Parse(time.RFC3339Nano, r.SubscriptionFrom); err != nil {
 			return invalidf("subscriptionFrom must be \"now\" or an RFC 3339 time, got %q", r.SubscriptionFrom)
@@ -159,12 +158,13 @@ func (e *Engine) popQueues(ctx context.Context, req PopRequest, queues []string)
 	return resp, nil
 }
 
-// queuesOf lists the queues of a namespace and/or task.
+// queuesOf lists the queues of a namespace and/or task in the order a pop
+// tries them: higher priority first, then by name.
 func (e *Engine) queuesOf(ctx context.Context, namespace, task string) ([]string, error) {
 	rows, err := e.pool.Query(ctx, `
 		SELECT name FROM lethe.queues
 		 WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR task = $2)
-		 ORDER BY name LIMIT 1000`, namespace, task)
+		 ORDER BY coalesce((options->>'priority')::int, 0) DESC, name LIMIT 1000`, namespace, task)
 	if err != nil {
 		return nil, fmt.Errorf("list queues of namespace %q task %q: %w", namespace, task, err)
 	}
@@ -179,14 +179,19 @@ type candidate struct {
 	hasCursor bool
 }
 
-// popOnce claims from up to MaxPartitions partitions of one queue. A
-// partition whose stored state cannot be served is skipped, logged and
-// counted; the others are served.
+// popOnce claims from up to MaxPartitions partitions of one queue, at most
+// Batch messages in all, under one lease id: one extend renews them all,
+// and each partition's lease settles with its own acks. A partition whose
+// stored state cannot be served is skipped, logged and counted; the others
+// are served.
 func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse, error) {
 	resp := &api.PopResponse{Success: true, Queue: req.Queue, ConsumerGroup: groupLabel(req.Group), Messages: []api.Message{}}
 	q, err := e.catalog.queue(ctx, req.Queue)
 	if err != nil || q == nil {
 		return resp, err
+	}
+	if err := e.needKey(q); err != nil {
+		return nil, err
 	}
 	now := e.clock.Now()
 	fromAt, err := e.subscription(ctx, q, req.Group, req.SubscriptionMode, req.SubscriptionFrom, now)
@@ -201,11 +206,13 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	// one fails.
 	var fx effects
 	defer e.fire(&fx)
+	spec := claimSpec{leaseID: uuid.New(), fromAt: fromAt, now: now}
 	for _, c := range cands {
-		if resp.PartitionsClaimed >= req.MaxPartitions {
+		spec.batch = req.Batch - len(resp.Messages)
+		if resp.PartitionsClaimed >= req.MaxPartitions || spec.batch <= 0 {
 			break
 		}
-		got, err := e.claim(ctx, q, c, req, fromAt, now)
+		got, err := e.claim(ctx, q, c, req, spec)
 		if err != nil && partitionFault(err) {
 			fx.partitionFailed(q.Name, c.name, "pop", err)
 			e.rotateFailed(ctx, c.pid, req.Group, now)
@@ -214,20 +221,28 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 		if err != nil {
 			return nil, err
 		}
-		if got.unreadable > 0 {
-			fx.unreadable(q.Name, c.name, got.unreadable, got.unreadableErr)
-		}
-		if len(got.msgs) == 0 {
-			continue
-		}
-		if resp.PartitionsClaimed == 0 {
-			resp.Partition, resp.PartitionID, resp.LeaseID = c.name, c.pid.String(), got.leaseID
-		}
-		resp.PartitionsClaimed++
-		resp.Messages = append(resp.Messages, got.msgs...)
-		fx.delivered(q.Name, req.Group, len(got.msgs))
+		addClaimed(resp, q, c, req.Group, got, &fx)
 	}
 	return resp, nil
+}
+
+// addClaimed adds what one partition gave to the response.
+func addClaimed(resp *api.PopResponse, q *Queue, c candidate, group string, got claimed, fx *effects) {
+	if got.unreadable > 0 {
+		fx.unreadable(q.Name, c.name, got.unreadable, got.unreadableErr)
+	}
+	if got.expired > 0 {
+		fx.expired(q.Name, group, got.expired)
+	}
+	if len(got.msgs) == 0 {
+		return
+	}
+	if resp.PartitionsClaimed == 0 {
+		resp.Partition, resp.PartitionID, resp.LeaseID = c.name, c.pid.String(), got.leaseID
+	}
+	resp.PartitionsClaimed++
+	resp.Messages = append(resp.Messages, got.msgs...)
+	fx.delivered(q.Name, group, len(got.msgs))
 }
 
 // rotateFailed records a pop of a partition that failed to serve, so the

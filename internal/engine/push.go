@@ -40,13 +40,17 @@ type prepared struct {
 	at    time.Time
 }
 
-// preparePush validates items and encodes their frames; nothing is written
-// when any item is bad.
-func (e *Engine) preparePush(items []api.PushItem, producerSub string, payloadsValid bool) ([]prepared, error) {
+// validatePush checks items by the rules of package validate; nothing is
+// looked up or written before they pass.
+func (e *Engine) validatePush(items []api.PushItem, payloadsValid bool) error {
 	lim := validate.PushLimits{MaxItems: e.cfg.MaxItems, MaxPayloadBytes: e.cfg.MaxPayloadBytes}
-	if err := validate.PushItems(items, lim, payloadsValid); err != nil {
-		return nil, err
-	}
+	return validate.PushItems(items, lim, payloadsValid)
+}
+
+// preparePush encodes the frames of validated items, sealing the payloads
+// of encrypted queues; queues are the options of the queues pushed to
+// (pushQueues). Nothing is written when any item cannot be stored.
+func (e *Engine) preparePush(items []api.PushItem, queues map[string]*Queue, producerSub string) ([]prepared, error) {
 	now := e.clock.Now()
 	out := make([]prepared, len(items))
 	for i, it := range items {
@@ -59,19 +63,11 @@ func (e *Engine) preparePush(items []api.PushItem, producerSub string, payloadsV
 		if it.TransactionID == "" {
 			it.TransactionID = uuid.NewString()
 		}
-		out[i] = prepared{
-			index: i,
-			item:  it,
-			hash:  store.TxnHash(it.TransactionID),
-			at:    now,
-			frame: frame.Encode(frame.Message{
-				CreatedAt:   now,
-				TxnID:       it.TransactionID,
-				TraceID:     it.TraceID,
-				ProducerSub: producerSub,
-				Payload:     it.Payload,
-			}),
+		m := frame.Message{CreatedAt: now, TxnID: it.TransactionID, TraceID: it.TraceID, ProducerSub: producerSub, Payload: it.Payload}
+		if err := e.sealFor(queues[it.Queue], &m); err != nil {
+			return nil, err
 		}
+		out[i] = prepared{index: i, item: it, hash: store.TxnHash(it.TransactionID), at: now, frame: frame.Encode(m)}
 	}
 	return out, nil
 }
@@ -105,35 +101,53 @@ func groupByPartition(items []prepared) ([]*appendReq, [][]int) {
 // of one request for one partition land in one segment, together with those
 // of concurrent requests to the same partition.
 func (e *Engine) Push(ctx context.Context, items []api.PushItem, producerSub string) ([]api.PushResult, error) {
-	return e.push(ctx, items, producerSub, false)
+	return e.push(ctx, items, pushOptions{producerSub: producerSub, checkSize: true})
 }
 
 // PushDecoded is Push for items whose payloads a JSON decoder has already
 // validated (the HTTP path), sparing a second scan of every payload.
 func (e *Engine) PushDecoded(ctx context.Context, items []api.PushItem, producerSub string) ([]api.PushResult, error) {
-	return e.push(ctx, items, producerSub, true)
+	return e.push(ctx, items, pushOptions{producerSub: producerSub, payloadsValid: true, checkSize: true})
 }
 
-func (e *Engine) push(ctx context.Context, items []api.PushItem, producerSub string, payloadsValid bool) ([]api.PushResult, error) {
-	prep, err := e.preparePush(items, producerSub, payloadsValid)
+// PushBuffered is Push for items a replica already accepted while in
+// maintenance mode (answered "buffered"): a queue's maxSize does not refuse
+// them, since refusing now would lose what was promised.
+func (e *Engine) PushBuffered(ctx context.Context, items []api.PushItem) ([]api.PushResult, error) {
+	return e.push(ctx, items, pushOptions{})
+}
+
+// pushOptions say how a push is checked.
+type pushOptions struct {
+	producerSub   string
+	payloadsValid bool
+	// checkSize refuses a push that would take a queue past its maxSize.
+	checkSize bool
+}
+
+func (e *Engine) push(ctx context.Context, items []api.PushItem, o pushOptions) ([]api.PushResult, error) {
+	if len(items) == 0 {
+		return []api.PushResult{}, nil // clients push an empty tail batch
+	}
+	if err := e.validatePush(items, o.payloadsValid); err != nil {
+		return nil, err
+	}
+	queues, err := e.pushQueues(ctx, items)
 	if err != nil {
 		return nil, err
 	}
+	prep, err := e.preparePush(items, queues, o.producerSub)
+	if err != nil {
+		return nil, err
+	}
+	if o.checkSize {
+		if err := e.checkCapacity(ctx, queues, prep); err != nil {
+			return nil, err
+		}
+	}
 	reqs, idx := groupByPartition(prep)
 	results := make([]api.PushResult, len(items))
-	pids := make([]uuid.UUID, len(reqs))
-	errs := make([]error, len(reqs))
-	// Partitions are written concurrently: each has its own serializer.
-	done := make(chan int, len(reqs))
-	for j, r := range reqs {
-		go func() {
-			pids[j], errs[j] = e.appendWithRetry(ctx, r)
-			done <- j
-		}()
-	}
-	for range reqs {
-		<-done
-	}
+	pids, errs := e.appendAll(ctx, reqs)
 	// Each partition's segment committed on its own: count and wake for
 	// those that did, even when another failed.
 	var fx effects
@@ -150,6 +164,24 @@ func (e *Engine) push(ctx context.Context, items []api.PushItem, producerSub str
 		fillPushResults(results, prep, idx[j], pids[j], r.results)
 	}
 	return results, nil
+}
+
+// appendAll writes each request to its partition, concurrently: each
+// partition has its own serializer.
+func (e *Engine) appendAll(ctx context.Context, reqs []*appendReq) ([]uuid.UUID, []error) {
+	pids := make([]uuid.UUID, len(reqs))
+	errs := make([]error, len(reqs))
+	done := make(chan int, len(reqs))
+	for j, r := range reqs {
+		go func() {
+			pids[j], errs[j] = e.appendWithRetry(ctx, r)
+			done <- j
+		}()
+	}
+	for range reqs {
+		<-done
+	}
+	return pids, errs
 }
 
 // fillPushResults answers the items at positions at of prep, stored in

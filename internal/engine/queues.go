@@ -48,10 +48,24 @@ func ParseQueueOptions(raw json.RawMessage, base api.QueueOptions) (api.QueueOpt
 			return base, invalidf("options.%s must be between %d and %d, got %d", c.name, c.lo, c.hi, c.v)
 		}
 	}
+	for name, on := range map[string]bool{"deadLetterQueue": opts.DeadLetterQueue, "dlqAfterMaxRetries": opts.DLQAfterMaxRetries} {
+		if !on {
+			return base, invalidf("options.%s cannot be false: a message that failed more than retryLimit times always goes to the "+
+				"dead letters (in Queen too, whatever this option says); leave it out or set it true", name)
+		}
+	}
 	if err := normalizeTierOptions(&opts, raw); err != nil {
 		return base, err
 	}
 	return opts, nil
+}
+
+// publishedOptions is what a queue's stored options say, with the options
+// lethe cannot turn off shown as they hold (queues configured before they
+// were enforced stored Queen's false).
+func publishedOptions(o api.QueueOptions) api.QueueOptions {
+	o.DeadLetterQueue, o.DLQAfterMaxRetries = true, true
+	return o
 }
 
 func describeJSONError(err error) string {
@@ -96,6 +110,10 @@ func (e *Engine) ConfigureGuarded(ctx context.Context, req api.ConfigureRequest,
 	opts, err := ParseQueueOptions(req.Options, base)
 	if err != nil {
 		return nil, err
+	}
+	if opts.EncryptionEnabled && !e.cfg.Keys.On() {
+		return nil, fmt.Errorf("%w: options.encryptionEnabled needs QUEEN_ENCRYPTION_KEY (64 hexadecimal characters) on the server, "+
+			"and this one has none: pushes to the queue would be refused; set the same key on every replica first", ErrConflict)
 	}
 	var change *api.RetentionChange
 	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
@@ -177,9 +195,9 @@ const queueInfoQuery = `
 func scanQueueInfo(row pgx.Row) (*QueueInfo, error) {
 	qi := &QueueInfo{}
 	var raw []byte
-	var tier, quarantined string
+	var tierName, quarantined string
 	var required []string
-	if err := row.Scan(&qi.Name, &qi.Namespace, &qi.Task, &raw, &tier, &quarantined, &required,
+	if err := row.Scan(&qi.Name, &qi.Namespace, &qi.Task, &raw, &tierName, &quarantined, &required,
 		&qi.CreatedAt, &qi.UpdatedAt, &qi.Partitions, &qi.Messages); err != nil {
 		return nil, err
 	}
@@ -187,7 +205,8 @@ func scanQueueInfo(row pgx.Row) (*QueueInfo, error) {
 	if len(raw) > 2 {
 		_ = json.Unmarshal(raw, &qi.Options)
 	}
-	qi.Options.RetentionTier, qi.Options.Quarantined, qi.Options.RequiredGroups = tier, quarantined, required
+	qi.Options.RetentionTier, qi.Options.Quarantined, qi.Options.RequiredGroups = tierName, quarantined, required
+	qi.Options = publishedOptions(qi.Options)
 	return qi, nil
 }
 

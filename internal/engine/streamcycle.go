@@ -58,7 +58,7 @@ func (e CycleAborted) Error() string { return e.Reason }
 // is an invalid error before anything is written; a cycle that cannot
 // apply answers CycleAborted.
 func (e *Engine) StreamCycle(ctx context.Context, c StreamCycle, producerSub string) (*StreamCycleResult, error) {
-	push, err := e.planCycle(c, producerSub)
+	push, err := e.planCycle(ctx, c, producerSub)
 	if err != nil {
 		return nil, err
 	}
@@ -101,36 +101,55 @@ func (e *Engine) StreamCycle(ctx context.Context, c StreamCycle, producerSub str
 }
 
 // planCycle checks the cycle's ack and encodes its pushes before anything
-// is written.
-func (e *Engine) planCycle(c StreamCycle, producerSub string) (*txPush, error) {
+// is written, as a push does: payloads of encrypted sink queues sealed,
+// producerSub stamped, the sink queues' maxSize held.
+func (e *Engine) planCycle(ctx context.Context, c StreamCycle, producerSub string) (*txPush, error) {
 	if err := validate.OptionalName("consumer_group", c.Group); err != nil {
 		return nil, err
 	}
-	if a := c.Ack; a != nil {
-		if err := validate.RequiredID("ack.transactionId", a.TransactionID); err != nil {
-			return nil, err
-		}
-		if _, _, ok := ackOutcome(a.Status); !ok || a.Status == api.AckRetry {
-			return nil, invalidf("ack.status %q is not one of completed, success, failed, dlq", a.Status)
-		}
-		if a.LeaseID != "" {
-			if _, err := uuid.Parse(a.LeaseID); err != nil {
-				return nil, invalidf("ack.leaseId %q is not a lease id (the leaseId of the popped messages)", a.LeaseID)
-			}
-		}
-		if a.Count != nil && *a.Count < 0 {
-			return nil, invalidf("ack.count must not be negative, got %d", *a.Count)
-		}
+	if err := checkCycleAck(c.Ack); err != nil {
+		return nil, err
 	}
 	if len(c.Push) == 0 {
 		return nil, nil
 	}
-	prep, err := e.preparePush(c.Push, producerSub, true)
+	if err := e.validatePush(c.Push, true); err != nil {
+		return nil, fmt.Errorf("push_items: %w", err)
+	}
+	queues, err := e.pushQueues(ctx, c.Push)
 	if err != nil {
+		return nil, err
+	}
+	prep, err := e.preparePush(c.Push, queues, producerSub)
+	if err != nil {
+		return nil, fmt.Errorf("push_items: %w", err)
+	}
+	if err := e.checkCapacity(ctx, queues, prep); err != nil {
 		return nil, fmt.Errorf("push_items: %w", err)
 	}
 	reqs, idx := groupByPartition(prep)
 	return &txPush{reqs: reqs, idx: idx, prep: prep}, nil
+}
+
+// checkCycleAck checks a cycle's ack, when it has one.
+func checkCycleAck(a *api.StreamAck) error {
+	if a != nil {
+		if err := validate.RequiredID("ack.transactionId", a.TransactionID); err != nil {
+			return err
+		}
+		if _, _, ok := ackOutcome(a.Status); !ok || a.Status == api.AckRetry {
+			return invalidf("ack.status %q is not one of completed, success, failed, dlq", a.Status)
+		}
+		if a.LeaseID != "" {
+			if _, err := uuid.Parse(a.LeaseID); err != nil {
+				return invalidf("ack.leaseId %q is not a lease id (the leaseId of the popped messages)", a.LeaseID)
+			}
+		}
+		if a.Count != nil && *a.Count < 0 {
+			return invalidf("ack.count must not be negative, got %d", *a.Count)
+		}
+	}
+	return nil
 }
 
 // appendCyclePush appends the cycle's pushes inside tx, partitions in

@@ -7,9 +7,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/api"
 )
 
-// Subscription modes.
+// Subscription modes, as stored. A pop's subscriptionMode "new" registers
+// SubscriptionNew; any other value registers SubscriptionAll.
 const (
 	SubscriptionAll = "all"
 	SubscriptionNew = "new"
@@ -17,8 +20,12 @@ const (
 
 // subscription returns where the group's cursors on q start (nil: at the
 // oldest retained message), registering the group on its first pop. Mode and
-// from only matter then; later pops keep what was registered.
+// from only matter then; later pops keep what was registered. Queue mode
+// ignores both and starts at the oldest message, as Queen does.
 func (e *Engine) subscription(ctx context.Context, q *Queue, group, mode, from string, now time.Time) (*time.Time, error) {
+	if group == api.QueueModeGroup {
+		mode, from = "", ""
+	}
 	key := subKey{q.ID, group}
 	e.subsMu.Lock()
 	cached, ok := e.subs[key]

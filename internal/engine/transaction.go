@@ -48,7 +48,7 @@ type createdPartition struct {
 // step answers success=false with the reason; an error means the request
 // was malformed or the database failed.
 func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, producerSub string) (*api.TransactionResponse, error) {
-	pushes, err := e.planTransaction(req, producerSub)
+	pushes, err := e.planTransaction(ctx, req, producerSub)
 	if err != nil {
 		return nil, err
 	}
@@ -80,33 +80,68 @@ func (e *Engine) Transaction(ctx context.Context, req api.TransactionRequest, pr
 }
 
 // planTransaction validates and encodes every operation before anything is
-// written; pushes[i] is operation i's push, if it is one.
-func (e *Engine) planTransaction(req api.TransactionRequest, producerSub string) ([]*txPush, error) {
+// written; pushes[i] is operation i's push, if it is one. The pushes of all
+// operations together must fit their queues' maxSize.
+func (e *Engine) planTransaction(ctx context.Context, req api.TransactionRequest, producerSub string) ([]*txPush, error) {
+	items, err := e.validateTransaction(req)
+	if err != nil {
+		return nil, err
+	}
+	queues, err := e.pushQueues(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	pushes := make([]*txPush, len(req.Operations))
+	var all []prepared
+	for i, op := range req.Operations {
+		if op.Type != "push" {
+			continue
+		}
+		prep, err := e.preparePush(op.Items, queues, producerSub)
+		if err != nil {
+			return nil, fmt.Errorf("operations[%d]: %w", i, err)
+		}
+		reqs, idx := groupByPartition(prep)
+		pushes[i] = &txPush{reqs: reqs, idx: idx, prep: prep}
+		all = append(all, prep...)
+	}
+	return pushes, e.checkCapacity(ctx, queues, all)
+}
+
+// validateTransaction checks every operation and returns the items of its
+// pushes.
+func (e *Engine) validateTransaction(req api.TransactionRequest) ([]api.PushItem, error) {
 	if len(req.Operations) == 0 {
 		return nil, invalidf("operations must hold at least one ack or push")
 	}
-	pushes := make([]*txPush, len(req.Operations))
+	var items []api.PushItem
 	for i, op := range req.Operations {
 		switch op.Type {
 		case "push":
-			prep, err := e.preparePush(op.Items, producerSub, true)
-			if err != nil {
+			if err := e.validatePush(op.Items, true); err != nil {
 				return nil, fmt.Errorf("operations[%d]: %w", i, err)
 			}
-			reqs, idx := groupByPartition(prep)
-			pushes[i] = &txPush{reqs: reqs, idx: idx, prep: prep}
+			items = append(items, op.Items...)
 		case "ack":
-			if _, err := uuid.Parse(op.PartitionID); err != nil {
-				return nil, invalidf("operations[%d].partitionId %q is not a partition id", i, op.PartitionID)
-			}
-			if op.TransactionID == "" {
-				return nil, invalidf("operations[%d].transactionId is required", i)
+			if err := checkTxAck(i, op); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, invalidf("operations[%d].type must be \"ack\" or \"push\", got %q", i, op.Type)
 		}
 	}
-	return pushes, nil
+	return items, nil
+}
+
+// checkTxAck checks an ack operation's ids.
+func checkTxAck(i int, op api.Operation) error {
+	if _, err := uuid.Parse(op.PartitionID); err != nil {
+		return invalidf("operations[%d].partitionId %q is not a partition id", i, op.PartitionID)
+	}
+	if op.TransactionID == "" {
+		return invalidf("operations[%d].transactionId is required", i)
+	}
+	return nil
 }
 
 // createTxPartitions finds or creates, inside tx, every partition the
@@ -211,7 +246,9 @@ func abortedTransaction(txID string, err error) *api.TransactionResponse {
 }
 
 // ExtendLease pushes a lease's expiry to now + seconds (the queue's
-// leaseTime when seconds is 0).
+// leaseTime when seconds is 0). A pop that claimed several partitions
+// leased them all under one id: every one of them is extended, and the
+// answer is the earliest new expiry.
 func (e *Engine) ExtendLease(ctx context.Context, leaseID string, seconds int) (time.Time, error) {
 	id, err := uuid.Parse(leaseID)
 	if err != nil {
@@ -221,19 +258,21 @@ func (e *Engine) ExtendLease(ctx context.Context, leaseID string, seconds int) (
 		return time.Time{}, invalidf("seconds must be between 0 and %d", 7*24*3600)
 	}
 	now := e.clock.Now()
-	var until time.Time
+	var until *time.Time
 	err = e.pool.QueryRow(ctx, `
-		UPDATE lethe.cursors c
-		   SET lease_until = $2::timestamptz + make_interval(secs => CASE WHEN $3 > 0 THEN $3 ELSE q.lease_time END),
-		       updated_at = $2
-		  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
-		 WHERE c.lease_id = $1 AND p.id = c.partition_id
-		RETURNING c.lease_until`, id, now, seconds).Scan(&until)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, notFoundf("lease %s is not held (acked, released, or taken over after expiring)", leaseID)
-	}
+		WITH extended AS (
+			UPDATE lethe.cursors c
+			   SET lease_until = $2::timestamptz + make_interval(secs => CASE WHEN $3 > 0 THEN $3 ELSE q.lease_time END),
+			       updated_at = $2
+			  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+			 WHERE c.lease_id = $1 AND p.id = c.partition_id
+			RETURNING c.lease_until)
+		SELECT min(lease_until) FROM extended`, id, now, seconds).Scan(&until)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("extend lease %s: %w", leaseID, err)
 	}
-	return until, nil
+	if until == nil {
+		return time.Time{}, notFoundf("lease %s is not held (acked, released, or taken over after expiring)", leaseID)
+	}
+	return *until, nil
 }

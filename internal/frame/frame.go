@@ -4,12 +4,13 @@
 //
 // A frame is a 4-byte big-endian body length followed by the body:
 //
-//	version    1 byte (1)
+//	version    1 byte: 1, or 2 when the payload is sealed
 //	createdAt  8 bytes, big-endian Unix microseconds
 //	txnID      uvarint length + bytes
 //	traceID    uvarint length + bytes
 //	producer   uvarint length + bytes
-//	payload    the rest: raw JSON
+//	payload    the rest: raw JSON, or with version 2 the JSON sealed
+//	           (encrypted and authenticated, package seal)
 package frame
 
 import (
@@ -19,7 +20,11 @@ import (
 	"time"
 )
 
-const version1 = 1
+// Versions: a frame's first body byte.
+const (
+	version1      = 1 // payload is raw JSON
+	versionSealed = 2 // payload is sealed JSON
+)
 
 // headerLen is the length prefix in front of every body.
 const headerLen = 4
@@ -38,13 +43,19 @@ type Message struct {
 	TraceID     string
 	ProducerSub string
 	Payload     []byte
+	// Sealed says Payload is encrypted JSON (package seal), not JSON.
+	Sealed bool
 }
 
 // Append encodes m as one frame at the end of dst.
 func Append(dst []byte, m Message) []byte {
 	bodyLen := 1 + 8 + varLen(m.TxnID) + varLen(m.TraceID) + varLen(m.ProducerSub) + len(m.Payload)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(bodyLen))
-	dst = append(dst, version1)
+	version := byte(version1)
+	if m.Sealed {
+		version = versionSealed
+	}
+	dst = append(dst, version)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(m.CreatedAt.UnixMicro()))
 	dst = appendString(dst, m.TxnID)
 	dst = appendString(dst, m.TraceID)
@@ -90,9 +101,10 @@ func Walk(seg []byte, fn func(i int, m Message) bool) error {
 
 func decodeBody(b []byte) (Message, error) {
 	var m Message
-	if len(b) < 9 || b[0] != version1 {
+	if len(b) < 9 || b[0] != version1 && b[0] != versionSealed {
 		return m, fmt.Errorf("%w: bad header", ErrCorrupt)
 	}
+	m.Sealed = b[0] == versionSealed
 	m.CreatedAt = time.UnixMicro(int64(binary.BigEndian.Uint64(b[1:9]))).UTC()
 	b = b[9:]
 	var err error

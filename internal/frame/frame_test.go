@@ -14,6 +14,7 @@ func TestRoundTrip(t *testing.T) {
 		{CreatedAt: at, TxnID: "tx-1", TraceID: "tr", ProducerSub: "svc", Payload: []byte(`{"a":1}`)},
 		{CreatedAt: at.Add(time.Second), TxnID: "tx-2", Payload: []byte(`null`)},
 		{CreatedAt: at, TxnID: "", Payload: nil},
+		{CreatedAt: at, TxnID: "tx-3", Payload: []byte{0, 0xff, 7}, Sealed: true},
 	}
 	var seg []byte
 	for _, m := range in {
@@ -29,7 +30,7 @@ func TestRoundTrip(t *testing.T) {
 	for i := range in {
 		if !out[i].CreatedAt.Equal(in[i].CreatedAt) || out[i].TxnID != in[i].TxnID ||
 			out[i].TraceID != in[i].TraceID || out[i].ProducerSub != in[i].ProducerSub ||
-			!bytes.Equal(out[i].Payload, in[i].Payload) {
+			!bytes.Equal(out[i].Payload, in[i].Payload) || out[i].Sealed != in[i].Sealed {
 			t.Errorf("frame %d: got %+v, want %+v", i, out[i], in[i])
 		}
 	}
@@ -66,6 +67,7 @@ func TestCorrupt(t *testing.T) {
 
 func FuzzDecode(f *testing.F) {
 	f.Add(Encode(Message{TxnID: "x", Payload: []byte(`{"k":"v"}`)}))
+	f.Add(Encode(Message{TxnID: "s", Payload: []byte{1, 2, 3}, Sealed: true}))
 	f.Add([]byte{0, 0, 0, 1, 1})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, seg []byte) {

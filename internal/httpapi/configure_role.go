@@ -13,7 +13,7 @@ import (
 )
 
 // configureDocRole is configure's role in docs/api.md.
-const configureDocRole = "token; operator to delete more"
+const configureDocRole = "write; operator to delete or skip more"
 
 // mayConfigure lets the plain token configure a queue unless the change
 // lets a deleting rule delete more or sooner, compared with the queue's
@@ -43,7 +43,7 @@ func (s *Server) mayConfigure(r *http.Request, req api.ConfigureRequest) error {
 		changes = append(changes, "sets a retentionTier shorter than the server's default ("+cur.RetentionTier+")")
 	}
 	if len(changes) > 0 {
-		return s.auth.OperatorNeeded("this configure " + strings.Join(changes, ", ") + ", which lets retention delete data")
+		return s.auth.OperatorNeeded("this configure " + strings.Join(changes, ", ") + ", which lets retention delete data or skips messages")
 	}
 	return nil
 }
@@ -62,10 +62,11 @@ func (s *Server) shortenGuard(r *http.Request) engine.ShortenGuard {
 }
 
 // deletingChanges lists what going from cur to next does to the rules that
-// delete messages: retention turned on, a retention window set or
-// shortened, any change of maxWaitTimeSeconds (which evicts unread
-// messages), dead letters let go with their partition (quarantined: purge)
-// or a required group no longer owed the queue's data.
+// delete or skip messages: retention turned on, a retention window or the
+// ttl (past which messages are never delivered) set or shortened, any
+// change of maxWaitTimeSeconds (which evicts unread messages), dead
+// letters let go with their partition (quarantined: purge) or a required
+// group no longer owed the queue's data.
 func deletingChanges(cur, next api.QueueOptions) []string {
 	var out []string
 	if next.RetentionEnabled && !cur.RetentionEnabled {
@@ -76,6 +77,9 @@ func deletingChanges(cur, next api.QueueOptions) []string {
 	}
 	if shortens(cur.CompletedRetentionSeconds, next.CompletedRetentionSeconds) {
 		out = append(out, "sets or lowers completedRetentionSeconds")
+	}
+	if shortens(cur.TTL, next.TTL) {
+		out = append(out, "sets or lowers ttl")
 	}
 	if next.MaxWaitTimeSeconds != cur.MaxWaitTimeSeconds {
 		out = append(out, "changes maxWaitTimeSeconds")

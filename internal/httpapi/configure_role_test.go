@@ -32,6 +32,9 @@ func TestDeletingChanges(t *testing.T) {
 		{"retentionSeconds off", on, with(func(o *api.QueueOptions) { *o = on; o.RetentionSeconds = 0 }), false},
 		{"completedRetentionSeconds set", base, with(func(o *api.QueueOptions) { o.CompletedRetentionSeconds = 1 }), true},
 		{"completedRetentionSeconds lowered", on, with(func(o *api.QueueOptions) { *o = on; o.CompletedRetentionSeconds = 599 }), true},
+		{"ttl set", base, with(func(o *api.QueueOptions) { o.TTL = 60 }), true},
+		{"ttl lowered", with(func(o *api.QueueOptions) { o.TTL = 600 }), with(func(o *api.QueueOptions) { o.TTL = 60 }), true},
+		{"ttl off", with(func(o *api.QueueOptions) { o.TTL = 600 }), base, false},
 		{"maxWait raised", on, with(func(o *api.QueueOptions) { *o = on; o.MaxWaitTimeSeconds = 9000 }), true},
 		{"maxWait off", on, with(func(o *api.QueueOptions) { *o = on; o.MaxWaitTimeSeconds = 0 }), true},
 	} {

@@ -67,14 +67,14 @@ func appendMessage(b []byte, m *api.Message) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, m.ID)
 	b = appendField(b, "transactionId", m.TransactionID, false)
-	b = appendField(b, "traceId", m.TraceID, true)
+	b = appendNullable(b, "traceId", m.TraceID)
 	b = append(b, `,"data":`...)
 	if len(m.Data) == 0 {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, m.Data...)
 	}
-	b = appendField(b, "producerSub", m.ProducerSub, true)
+	b = appendNullable(b, "producerSub", m.ProducerSub)
 	b = appendField(b, "createdAt", m.CreatedAt, false)
 	b = appendField(b, "queue", m.Queue, false)
 	b = appendField(b, "partition", m.Partition, false)
@@ -97,6 +97,17 @@ func appendField(b []byte, name, value string, omitEmpty bool) []byte {
 	b = append(b, name...)
 	b = append(b, '"', ':')
 	return appendString(b, value)
+}
+
+// appendNullable appends ,"name":"value", or ,"name":null when value is
+// empty (api.NullString).
+func appendNullable(b []byte, name string, value api.NullString) []byte {
+	if value == "" {
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		return append(b, `":null`...)
+	}
+	return appendField(b, name, string(value), false)
 }
 
 const hexDigits = "0123456789abcdef"

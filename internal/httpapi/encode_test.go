@@ -47,6 +47,38 @@ func TestPushResultsEncodingMatchesStdlib(t *testing.T) {
 	sameJSON(t, appendPushResults(nil, rs), std)
 }
 
+// FuzzPopResponseMatchesStdlib checks the whole pop answer: every string
+// field, the nullable ones (traceId, producerSub: null when empty), the
+// omitted-when-empty ones and the numbers.
+func FuzzPopResponseMatchesStdlib(f *testing.F) {
+	f.Add("q", "p", "l", "g", "t", "", "", "2026", 3, int64(7), true)
+	f.Add("", "", "", "", "\xff<", "tr", "sub", "", 0, int64(-1), false)
+	f.Fuzz(func(t *testing.T, queue, partition, leaseID, group, txn, trace, producer, created string, retries int, offset int64, success bool) {
+		resp := &api.PopResponse{Success: success, Queue: queue, Partition: partition, PartitionID: partition,
+			LeaseID: leaseID, ConsumerGroup: group, PartitionsClaimed: retries, Messages: []api.Message{
+				{ID: txn, TransactionID: txn, TraceID: api.NullString(trace), Data: json.RawMessage(`{"k":[1,"v"]}`),
+					ProducerSub: api.NullString(producer), CreatedAt: created, Queue: queue, Partition: partition,
+					PartitionID: partition, LeaseID: leaseID, ConsumerGroup: group, RetryCount: retries, Offset: offset},
+				{ID: "2", TransactionID: trace, TraceID: api.NullString(producer), ProducerSub: api.NullString(trace)},
+			}}
+		std, err := json.Marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, appendPopResponse(nil, resp), std)
+	})
+}
+
+func TestPopMessageNullsEmptyTraceAndProducer(t *testing.T) {
+	t.Parallel()
+	got := string(appendMessage(nil, &api.Message{ID: "i", TransactionID: "t", Data: json.RawMessage(`1`)}))
+	for _, want := range []string{`"traceId":null`, `"producerSub":null`} {
+		if !bytes.Contains([]byte(got), []byte(want)) {
+			t.Errorf("message %s lacks %s (Queen sends null for a message without one)", got, want)
+		}
+	}
+}
+
 func FuzzAppendStringMatchesStdlib(f *testing.F) {
 	for _, s := range []string{"", "plain", "<&>", "\u2028\u2029", "\xff\xfe", "\x00\x1f", "ü€𝄞", `"\`} {
 		f.Add(s)

@@ -8,8 +8,10 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/apierr"
+	"github.com/lethe-mq/lethe/internal/auth"
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/pushdec"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 func (s *Server) push(w http.ResponseWriter, r *http.Request) error {
@@ -28,18 +30,34 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Field(apierr.Invalid, "items", `body must be {"items": [{"queue": ..., "payload": ...}]}`)
 	}
 	// The engine (or the maintenance buffer) checks every item by the rules
-	// of package validate before anything is written.
+	// of package validate before anything is written. No items is Queen's
+	// 201 [] (clients push an empty tail batch at the end of a loop).
 	var results []api.PushResult
-	if s.maint != nil && s.maint.State().Push {
+	switch {
+	case len(req.Items) == 0:
+		results = []api.PushResult{}
+	case s.maint != nil && s.maint.State().Push:
 		results, err = s.maint.Buffer(r.Context(), req.Items)
-	} else {
-		results, err = s.eng.PushDecoded(r.Context(), req.Items, "")
+	default:
+		var sub string
+		if sub, err = producerSub(r); err == nil {
+			results, err = s.eng.PushDecoded(r.Context(), req.Items, sub)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	writeRaw(w, http.StatusCreated, appendPushResults(make([]byte, 0, 160*len(results)), results))
 	return nil
+}
+
+// producerSub is the producer a push stamps on its messages: the subject of
+// the caller's JWT, never a value from the body (as in Queen, so a client
+// cannot pass for another); "" without one. It must pass the rules of an
+// id like any name stored.
+func producerSub(r *http.Request) (string, error) {
+	id, _ := auth.FromContext(r.Context())
+	return id.Subject, validate.ID("the token's sub claim", id.Subject)
 }
 
 // decodePath is the field a pushdec error names.
@@ -209,7 +227,11 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	resp, err := s.eng.Transaction(r.Context(), req, "")
+	sub, err := producerSub(r)
+	if err != nil {
+		return err
+	}
+	resp, err := s.eng.Transaction(r.Context(), req, sub)
 	if err != nil {
 		return err
 	}

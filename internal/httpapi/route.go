@@ -32,10 +32,12 @@ func (s *Server) handle(pattern string, role auth.Role, h handlerFunc) {
 func (s *Server) handleDoc(pattern string, role auth.Role, docRole string, h handlerFunc) {
 	s.table = append(s.table, route{pattern: pattern, role: role, docRole: docRole})
 	s.mux.Handle(pattern, s.observe(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := s.auth.Check(r, role); err != nil {
+		id, err := s.auth.Check(r, role)
+		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
+		r = r.WithContext(auth.WithIdentity(r.Context(), id))
 		if err := h(w, r); err != nil {
 			s.fail(w, r, err)
 		}

@@ -33,7 +33,8 @@ type Config struct {
 	Engine       *engine.Engine
 	Logger       *slog.Logger
 	MaxBodyBytes int64
-	Auth         auth.Tokens
+	// Auth checks credentials; nil is no authentication.
+	Auth *auth.Authenticator
 	// Maintenance is maintenance mode (package pushbuffer).
 	Maintenance Maintenance
 	// Retention serves the retention read models (package retention).
@@ -64,7 +65,7 @@ type Server struct {
 	maxBody   int64
 	mux       *http.ServeMux
 	started   time.Time
-	auth      auth.Tokens
+	auth      *auth.Authenticator
 	maint     Maintenance
 	retention Retention
 	metrics   http.Handler

@@ -50,6 +50,7 @@ func (s *Server) removeStreamQuery(w http.ResponseWriter, r *http.Request) error
 
 // streamCycle commits a cycle: 200 with success true, or success false and
 // the reason when it rolled back (Queen's contract: the SDK reads success).
+// Its pushes carry the caller's JWT subject as producerSub, as a push does.
 func (s *Server) streamCycle(w http.ResponseWriter, r *http.Request) error {
 	if err := s.streamsService(); err != nil {
 		return err
@@ -58,7 +59,11 @@ func (s *Server) streamCycle(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	out, err := s.streams.Cycle(r.Context(), req, "")
+	sub, err := producerSub(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.streams.Cycle(r.Context(), req, sub)
 	if err != nil {
 		return err
 	}

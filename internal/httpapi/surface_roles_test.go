@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
+	"github.com/lethe-mq/lethe/internal/auth"
 	"github.com/lethe-mq/lethe/internal/config"
 	"github.com/lethe-mq/lethe/internal/httpapi"
 )
@@ -44,12 +47,35 @@ func doWithToken(t *testing.T, method, url, token, body string) coreResult {
 	return coreResult{resp.StatusCode, resp.Header, b}
 }
 
+// testJWTSecret signs the JWTs of these tests (HS256, Queen's JWT_SECRET).
+const testJWTSecret = "lethe-test-secret"
+
+// withJWT turns on Queen's JWT authentication (HS256) with its defaults.
+func withJWT(c *config.Server) {
+	c.JWT = &auth.JWTConfig{Algorithm: auth.AlgHS256, Secret: testJWTSecret, ClockSkew: 30 * time.Second,
+		RolesClaim: "role", RolesArrayClaim: "roles", RoleAdmin: "admin", RoleReadWrite: "read-write", RoleReadOnly: "read-only"}
+}
+
+// signedJWT is an HS256 token of sub with role, valid at coreT0 for an hour.
+func signedJWT(t *testing.T, sub, role string) string {
+	t.Helper()
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": sub, "role": role,
+		"iat": coreT0.Unix(), "exp": coreT0.Add(time.Hour).Unix()}).SignedString([]byte(testJWTSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
 // Every route in docs/api.md's table (which is the server's route table)
-// refuses callers below its role and lets its role through.
+// refuses callers below its role and lets its role through: the static
+// tokens, and JWTs of Queen's three roles.
 func TestEveryRouteEnforcesItsRole(t *testing.T) {
 	t.Parallel()
 	// With the test clock on, so the test-only routes are served too.
-	r := startCoreReplica(t, func(c *config.Server) { c.AuthToken, c.OperatorToken, c.TestClock = "plain", "op", true })
+	r := startCoreReplica(t, func(c *config.Server) { c.AuthToken, c.OperatorToken, c.TestClock = "plain", "op", true; withJWT(c) })
+	tokens := map[string]string{"": "", "plain": "plain", "op": "op", "reader": signedJWT(t, "r", "read-only"),
+		"writer": signedJWT(t, "w", "read-write"), "admin": signedJWT(t, "a", "admin")}
 	routes := httpapi.DocRoutes(t)
 	if len(routes) < 40 {
 		t.Fatalf("only %d routes documented", len(routes))
@@ -60,8 +86,8 @@ func TestEveryRouteEnforcesItsRole(t *testing.T) {
 		if method == "POST" {
 			body = `{}`
 		}
-		refused := func(token string) bool {
-			res := doWithToken(t, method, r.url+path, token, body)
+		refused := func(who string) bool {
+			res := doWithToken(t, method, r.url+path, tokens[who], body)
 			return res.status == http.StatusUnauthorized || res.status == http.StatusForbidden
 		}
 		switch rt.Role {
@@ -69,18 +95,23 @@ func TestEveryRouteEnforcesItsRole(t *testing.T) {
 			if refused("") {
 				t.Errorf("%s is public but refuses a caller without a token", rt.Pattern)
 			}
-		case "token", "token; operator to delete more":
-			if !refused("") || refused("plain") || refused("op") {
-				t.Errorf("%s (token): without a token refused=%v, plain refused=%v, operator refused=%v; want true, false, false",
-					rt.Pattern, refused(""), refused("plain"), refused("op"))
-			}
+		case "read":
+			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": false, "plain": false, "writer": false, "op": false, "admin": false})
+		case "write", "write; operator to delete or skip more":
+			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": true, "plain": false, "writer": false, "op": false, "admin": false})
 		case "operator", "operator; test clock only":
-			if !refused("") || !refused("plain") || refused("op") {
-				t.Errorf("%s (operator): without a token refused=%v, plain refused=%v, operator refused=%v; want true, true, false",
-					rt.Pattern, refused(""), refused("plain"), refused("op"))
-			}
+			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": true, "plain": true, "writer": true, "op": false, "admin": false})
 		default:
 			t.Errorf("%s: unknown role %q in docs/api.md", rt.Pattern, rt.Role)
+		}
+	}
+}
+
+func expectRefused(t *testing.T, pattern string, refused func(string) bool, want map[string]bool) {
+	t.Helper()
+	for who, w := range want {
+		if got := refused(who); got != w {
+			t.Errorf("%s: caller %q refused=%v, want %v", pattern, who, got, w)
 		}
 	}
 }

@@ -13,6 +13,9 @@ type Offer struct {
 	// Unreadable says why the stored message cannot be delivered (a
 	// damaged frame, a payload that is not JSON); "" when it can.
 	Unreadable string
+	// Expired says the message outlived the queue's ttl: it is never
+	// delivered; the group passes it as done.
+	Expired bool
 }
 
 // Claim is what a pop decided.
@@ -22,14 +25,17 @@ type Claim struct {
 	// Dead are unreadable messages to dead-letter now.
 	Dead []DeadLetter
 	// Moved says the cursor passed messages without delivering them
-	// (already done, or dead-lettered): reading on may find more.
+	// (already done, dead-lettered or expired): reading on may find more.
 	Moved bool
+	// Expired counts the expired messages passed now.
+	Expired int
 }
 
 // ClaimOffers hands out up to batch of offers, which must be the messages
 // stored from c.Committed+1 on, in offset order (gaps allowed). Messages the
 // group completed ahead of an earlier failure are skipped; unreadable ones
-// go to the dead letters at once and count as done. Without autoAck the
+// go to the dead letters at once and count as done; expired ones (past the
+// queue's ttl) count as done without delivery. Without autoAck the
 // delivered messages are leased under id until now+LeaseTime; with it the
 // cursor moves past them. The caller must have checked Busy, Expire and
 // Ready first.
@@ -44,8 +50,13 @@ func ClaimOffers(c *Cursor, p Policy, offers []Offer, batch int, autoAck bool, i
 			continue
 		}
 		done := c.IsDone(o.Offset)
-		if !done && o.Unreadable != "" {
+		switch {
+		case done:
+		case o.Unreadable != "":
 			out.Dead = append(out.Dead, DeadLetter{Offset: o.Offset, Reason: "unreadable: " + o.Unreadable, Retries: c.RetriesOf(o.Offset)})
+			done = true
+		case o.Expired:
+			out.Expired++
 			done = true
 		}
 		switch {

@@ -65,6 +65,7 @@ func TestClaim(t *testing.T) {
 		wantAhead     []int64
 		wantDead      []int64
 		wantMoved     bool
+		wantExpired   int
 	}{
 		{name: "batch from the cursor on", cursor: lease.Cursor{Committed: -1}, offers: offers(0, 1, 2, 3), batch: 2,
 			wantDeliver: []int64{0, 1}, wantCommitted: -1},
@@ -88,6 +89,18 @@ func TestClaim(t *testing.T) {
 		{name: "unreadable does not count toward the batch", cursor: lease.Cursor{Committed: -1},
 			offers: []lease.Offer{{Offset: 0, Unreadable: "x"}, {Offset: 1, Hash: 1001}, {Offset: 2, Hash: 1002}}, batch: 1,
 			wantDeliver: []int64{1}, wantCommitted: 0, wantDead: []int64{0}, wantMoved: true},
+		{name: "expired leading are passed, not delivered", cursor: lease.Cursor{Committed: -1},
+			offers: []lease.Offer{{Offset: 0, Expired: true}, {Offset: 1, Expired: true}, {Offset: 2, Hash: 1002}}, batch: 5,
+			wantDeliver: []int64{2}, wantCommitted: 1, wantMoved: true, wantExpired: 2},
+		{name: "expired after a delivered one is done ahead", cursor: lease.Cursor{Committed: -1},
+			offers: []lease.Offer{{Offset: 0, Hash: 1000}, {Offset: 1, Expired: true}}, batch: 5,
+			wantDeliver: []int64{0}, wantCommitted: -1, wantAhead: []int64{1}, wantExpired: 1},
+		{name: "expired and unreadable is dead-lettered as unreadable", cursor: lease.Cursor{Committed: -1},
+			offers: []lease.Offer{{Offset: 0, Unreadable: "damaged", Expired: true}}, batch: 5,
+			wantDeliver: []int64{}, wantCommitted: 0, wantDead: []int64{0}, wantMoved: true},
+		{name: "expired done ahead is not counted again", cursor: lease.Cursor{Committed: -1, AckedAhead: []int64{0}},
+			offers: []lease.Offer{{Offset: 0, Expired: true}}, batch: 5,
+			wantDeliver: []int64{}, wantCommitted: 0, wantMoved: true},
 		{name: "offers at or below the cursor are ignored", cursor: lease.Cursor{Committed: 5}, offers: offers(4, 5, 6), batch: 5,
 			wantDeliver: []int64{6}, wantCommitted: 5},
 	}
@@ -105,8 +118,8 @@ func TestClaim(t *testing.T) {
 			for _, d := range cl.Dead {
 				dead = append(dead, d.Offset)
 			}
-			if !slices.Equal(dead, tc.wantDead) || cl.Moved != tc.wantMoved {
-				t.Errorf("dead %v moved %v, want %v %v", dead, cl.Moved, tc.wantDead, tc.wantMoved)
+			if !slices.Equal(dead, tc.wantDead) || cl.Moved != tc.wantMoved || cl.Expired != tc.wantExpired {
+				t.Errorf("dead %v moved %v expired %d, want %v %v %d", dead, cl.Moved, cl.Expired, tc.wantDead, tc.wantMoved, tc.wantExpired)
 			}
 			switch {
 			case tc.autoAck || len(tc.wantDeliver) == 0:

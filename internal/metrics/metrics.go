@@ -50,7 +50,9 @@ type Metrics struct {
 	// unreadable and failed count stored data that could not be served.
 	unreadable *prometheus.CounterVec
 	failed     *prometheus.CounterVec
-	duration   *prometheus.HistogramVec
+	// expired counts messages passed undelivered past their queue's ttl.
+	expired  *prometheus.CounterVec
+	duration *prometheus.HistogramVec
 
 	maxQueues int
 	mu        sync.RWMutex
@@ -78,6 +80,10 @@ func New(cfg Config) *Metrics {
 			Name: "lethe_messages_unreadable_total",
 			Help: "Stored messages that could not be served (a damaged frame, a payload that is not JSON), by queue: a pop dead-letters them, a browse skips them. Each is logged.",
 		}, []string{"queue"}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_messages_expired_total",
+			Help: "Messages a consumer group passed without delivery because they were older than the queue's ttl, by queue and group.",
+		}, []string{"queue", "group"}),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_partitions_failed_total",
 			Help: "Times a partition was skipped because its stored state could not be served, by queue and operation (pop, ack, browse); the other partitions were served. Each is logged with its error.",
@@ -94,7 +100,7 @@ func New(cfg Config) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.pushed, m.delivered, m.acks, m.unreadable, m.failed, m.duration,
+		m.pushed, m.delivered, m.acks, m.unreadable, m.expired, m.failed, m.duration,
 	)
 	if cfg.Pool != nil {
 		m.reg.MustRegister(newDBCollector(cfg.Pool, cmp.Or(cfg.Logger, slog.Default()), cmp.Or(cfg.MaxQueueSeries, MaxQueueSeriesDefault)))
@@ -119,6 +125,9 @@ func (m *Metrics) Hooks() engine.Hooks {
 		},
 		Unreadable: func(queue string, n int) {
 			m.unreadable.WithLabelValues(m.queueLabel(queue)).Add(float64(n))
+		},
+		Expired: func(queue, group string, n int) {
+			m.expired.WithLabelValues(m.queueLabel(queue), group).Add(float64(n))
 		},
 		PartitionFailed: func(queue, op string) {
 			m.failed.WithLabelValues(m.queueLabel(queue), op).Inc()

@@ -134,7 +134,7 @@ func (s *Service) pushEntries(ctx context.Context, batch []entry, st *replayStat
 	if len(items) == 0 {
 		return nil
 	}
-	res, err := s.eng.Push(ctx, items, "")
+	res, err := s.eng.PushBuffered(ctx, items)
 	if err == nil {
 		st.count(res)
 		return nil
@@ -146,7 +146,7 @@ func (s *Service) pushEntries(ctx context.Context, batch []entry, st *replayStat
 		if !e.ok {
 			continue
 		}
-		res, err := s.eng.Push(ctx, []api.PushItem{e.item}, "")
+		res, err := s.eng.PushBuffered(ctx, []api.PushItem{e.item})
 		switch {
 		case err == nil:
 			st.count(res)

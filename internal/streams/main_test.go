@@ -24,19 +24,27 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 type bundle struct {
 	srv *testserver.Server
 	clk *clock.Fake
+	// token, when set, is sent as the bearer token of every call.
+	token string
 }
 
 // setup starts a replica whose retention loop does not run by itself: tests
 // run its cycles with RunCycle. batch is RETENTION_BATCH_SIZE (0: default).
 func setup(t *testing.T, batch int) *bundle {
 	t.Helper()
-	clk := clock.NewFake(t0)
-	srv := testserver.Start(t, testserver.Options{Clock: clk, Config: func(c *config.Server) {
+	return setupWith(t, testserver.Options{Config: func(c *config.Server) {
 		if batch > 0 {
 			c.Retention.BatchSize = batch
 		}
 	}})
-	return &bundle{srv: srv, clk: clk}
+}
+
+// setupWith is setup with the replica's options (its clock is the fake).
+func setupWith(t *testing.T, opts testserver.Options) *bundle {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	opts.Clock = clk
+	return &bundle{srv: testserver.Start(t, opts), clk: clk}
 }
 
 // call sends a JSON request and decodes the JSON answer into out (when not
@@ -60,6 +68,9 @@ func (b *bundle) call(t *testing.T, method, path string, body any, out any) int 
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if b.token != "" {
+		req.Header.Set("Authorization", "Bearer "+b.token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

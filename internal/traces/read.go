@@ -61,7 +61,7 @@ func (s *Service) ByName(ctx context.Context, name string, page api.Pagination) 
 		if err != nil {
 			return err
 		}
-		return payloads(ctx, tx, out.Traces, offsets)
+		return s.payloads(ctx, tx, out.Traces, offsets)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("traces: read traces named %q: %w", name, err)
@@ -101,8 +101,10 @@ func (s *Service) namedPage(ctx context.Context, tx pgx.Tx, name string, page ap
 	return offsets, rows.Err()
 }
 
-// payloads fills in the payload of each trace's message still stored.
-func payloads(ctx context.Context, tx pgx.Tx, traces []api.Trace, offsets []*int64) error {
+// payloads fills in the payload of each trace's message still stored,
+// opened when an encrypted queue sealed it; one that cannot be opened (no
+// key for it) stays null, like a message gone.
+func (s *Service) payloads(ctx context.Context, tx pgx.Tx, traces []api.Trace, offsets []*int64) error {
 	for i, off := range offsets {
 		if off == nil {
 			continue
@@ -115,8 +117,17 @@ func payloads(ctx context.Context, tx pgx.Tx, traces []api.Trace, offsets []*int
 		if err != nil {
 			return err
 		}
-		if found && f.Err == nil && json.Valid(f.Payload) {
-			traces[i].MessagePayload = json.RawMessage(f.Payload)
+		if !found || f.Err != nil {
+			continue
+		}
+		payload := f.Payload
+		if f.Sealed {
+			if payload, err = s.cfg.Keys.Open(f.Payload); err != nil {
+				continue
+			}
+		}
+		if json.Valid(payload) {
+			traces[i].MessagePayload = json.RawMessage(payload)
 		}
 	}
 	return nil

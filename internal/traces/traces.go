@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/seal"
 )
 
 // Defaults and limits.
@@ -32,6 +33,9 @@ type Config struct {
 	Clock clock.Clock
 	// RetentionDays is how many calendar days a trace is kept.
 	RetentionDays int
+	// Keys open the sealed payloads of encrypted queues a trace read
+	// shows (the engine's keys); nil: such payloads show as null.
+	Keys *seal.Keys
 }
 
 // Service records and reads traces.

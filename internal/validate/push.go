@@ -16,12 +16,10 @@ type PushLimits struct {
 // PushItems checks a push before anything is written: the number of items,
 // every name and id, and every payload (size, and unless payloadsChecked,
 // that it is JSON PostgreSQL can store). A missing payload is allowed: it is
-// stored as null, as Queen does. Field names in errors are formatted only
-// for the item at fault.
+// stored as null, as Queen does; so are no items at all (Queen answers an
+// empty push with 201 and []). Field names in errors are formatted only for
+// the item at fault.
 func PushItems(items []api.PushItem, lim PushLimits, payloadsChecked bool) error {
-	if len(items) == 0 {
-		return apierr.Field(apierr.Invalid, "items", "items must hold at least one message")
-	}
 	if len(items) > lim.MaxItems {
 		return apierr.Field(apierr.Invalid, "items", "%d items in one push; the limit is %d", len(items), lim.MaxItems)
 	}

@@ -20,7 +20,6 @@ func TestPushItems(t *testing.T) {
 		kind  apierr.Kind
 		field string
 	}{
-		{"no items", nil, apierr.Invalid, "items"},
 		{"too many", []api.PushItem{good, good, good, good}, apierr.Invalid, "items"},
 		{"no queue", []api.PushItem{good, {Payload: json.RawMessage(`1`)}}, apierr.Invalid, "items[1].queue"},
 		{"blank queue", []api.PushItem{{Queue: "  "}}, apierr.Invalid, "items[0].queue"},
@@ -35,6 +34,9 @@ func TestPushItems(t *testing.T) {
 		if !errors.Is(err, c.kind) || apierr.FieldOf(err) != c.field {
 			t.Errorf("%s: PushItems = %v (field %q), want %v naming %q", c.name, err, apierr.FieldOf(err), c.kind, c.field)
 		}
+	}
+	if err := PushItems(nil, lim, false); err != nil {
+		t.Errorf("no items (Queen's empty push, 201 []): %v", err)
 	}
 	if err := PushItems([]api.PushItem{good, {Queue: "q"}}, lim, false); err != nil {
 		t.Errorf("good items (one without payload, stored as null): %v", err)

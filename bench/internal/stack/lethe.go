@@ -19,6 +19,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/app"
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/seal"
 )
 
 // Lethe is a running lethe server.
@@ -35,6 +36,11 @@ type Lethe struct {
 	logFile *os.File
 }
 
+// benchEncryptionKey is the QUEEN_ENCRYPTION_KEY the bench's lethe runs
+// with, so the encryption scenario can turn encryptionEnabled on: a bench
+// key, not a secret.
+const benchEncryptionKey = "6c657468652062656e6368206b6579202d206e6f742061207365637265742121"
+
 // LetheEnv is what the bench sets for the server unless the environment
 // already says otherwise: quiet logs and, in quick runs only, a retention
 // cycle every second instead of every 5 s, so a smoke run does not wait for
@@ -42,8 +48,9 @@ type Lethe struct {
 // either way.)
 func LetheEnv(quick bool) map[string]string {
 	// LETHE_TEST_CLOCK adds the route the tier scenarios start the tier
-	// check with (POST /api/v1/test/retention/run); the clock is not moved.
-	env := map[string]string{"LOG_LEVEL": "warn", "LETHE_TEST_CLOCK": "true"}
+	// check with (POST /api/v1/test/retention/run; the clock is not moved);
+	// a key, so the encryption scenario can turn encryptionEnabled on.
+	env := map[string]string{"LOG_LEVEL": "warn", "LETHE_TEST_CLOCK": "true", "QUEEN_ENCRYPTION_KEY": benchEncryptionKey}
 	if quick {
 		env["RETENTION_INTERVAL"] = "1000"
 	}
@@ -140,6 +147,11 @@ func StartLetheInProcess(ctx context.Context, dsn, dataDir string, log *slog.Log
 	}
 	cfg.Host, cfg.DatabaseURL, cfg.LogLevel, cfg.DataDir = "127.0.0.1", dsn, "warn", dataDir
 	cfg.AuthToken, cfg.OperatorToken = "", "" // the load generator sends no token
+	if cfg.EncryptionKeys == nil {
+		if cfg.EncryptionKeys, err = seal.ParseKeys(benchEncryptionKey, ""); err != nil {
+			return nil, err
+		}
+	}
 	if quick && os.Getenv("RETENTION_INTERVAL") == "" {
 		cfg.Retention.Interval = time.Second
 	}
