@@ -23,6 +23,20 @@ type QueueOptions struct {
 	EncryptionEnabled         bool `json:"encryptionEnabled"`
 	MaxWaitTimeSeconds        int  `json:"maxWaitTimeSeconds"`
 	DedupWindowSeconds        int  `json:"dedupWindowSeconds"`
+	// RetentionTier is lethe's tier of time partitions dropped whole: 1w,
+	// 3w, 7w (or 7d, 21d, 49d) or forever; empty takes the server's
+	// LETHE_DEFAULT_RETENTION_TIER for a new queue and keeps the current
+	// tier otherwise. A shorter tier on a queue holding data waits for
+	// confirmation (ConfigureResponse.RetentionChange).
+	RetentionTier string `json:"retentionTier,omitempty"`
+	// Quarantined says what a tier drop does with the queue's dead
+	// letters: keep (until replayed or deleted) or purge (with the
+	// partition their message was in).
+	Quarantined string `json:"quarantined,omitempty"`
+	// RequiredGroups are consumer groups owed the queue's data before
+	// they ever connect: completed retention and the tiers count them as
+	// wanting everything until they read it.
+	RequiredGroups []string `json:"requiredGroups,omitempty"`
 }
 
 // DefaultQueueOptions returns the defaults: Queen's, except ttl 0 (no

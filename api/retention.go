@@ -8,7 +8,18 @@ const (
 	RuleCompletedRetention = "completed_retention"
 	RuleMaxWait            = "max_wait"
 	RulePartitionCleanup   = "partition_cleanup"
+	RuleTierDrop           = "tier_drop"
+	RuleHeldDrop           = "held_drop"
+	RuleTierChange         = "tier_change"
+	RuleHeldMove           = "held_move"
+	RuleTierMove           = "tier_move"
+	RuleQuarantinePurge    = "quarantine_purge"
 )
+
+// HistoryRules are the rules the retention history records, each a value
+// of GET /api/v1/retention/history?rule=.
+var HistoryRules = []string{RuleRetention, RuleCompletedRetention, RuleMaxWait, RulePartitionCleanup,
+	RuleTierDrop, RuleHeldDrop, RuleTierChange, RuleHeldMove, RuleTierMove, RuleQuarantinePurge}
 
 // RetentionStatus is GET /api/v1/retention/status: the retention plan of
 // every queue (or one) at one instant.

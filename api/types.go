@@ -191,4 +191,8 @@ type ConfigureResponse struct {
 	Namespace  string       `json:"namespace,omitempty"`
 	Task       string       `json:"task,omitempty"`
 	Options    QueueOptions `json:"options"`
+	// RetentionChange is the tier change this call started, queued or
+	// left awaiting confirmation; absent when the tier did not change or
+	// changed with nothing to move.
+	RetentionChange *RetentionChange `json:"retentionChange,omitempty"`
 }

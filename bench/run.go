@@ -307,6 +307,8 @@ func (r *runner) lethe(ctx context.Context, env *lethebench.Env, size int) {
 	run("pop+ack and fan-out", func() error { return lethebench.Consume(ctx, env, size) })
 	run("latency", func() error { return lethebench.Latency(ctx, env, size) })
 	run("sweep", func() error { return lethebench.Sweep(ctx, env, size) })
+	run("tier drop", func() error { return lethebench.TierDrop(ctx, env, size) })
+	run("held move and pop", func() error { return lethebench.HeldMove(ctx, env, size) })
 	run("encryption on and off", func() error { return lethebench.Encryption(ctx, env, size) })
 	r.step(ctx, label+" reset", func() error { return lethebench.Reset(ctx, env) })
 	r.memory(env, size)

@@ -72,6 +72,13 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	if a.Clock == nil {
 		a.Clock = clock.Real{}
 	}
+	var testClock *clock.Offset
+	if cfg.TestClock {
+		// LETHE_TEST_CLOCK=1: a clock black-box tests move forward.
+		testClock = clock.NewOffset(a.Clock)
+		a.Clock = testClock
+		log.Warn("LETHE_TEST_CLOCK is on: POST /api/v1/test/clock moves this replica's clock; never use it in production")
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -92,6 +99,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	}
 	prom := metrics.New(metrics.Config{Pool: a.Pool, Logger: log})
 	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, Hooks: prom.Hooks(),
+		DefaultRetentionTier: cfg.DefaultRetentionTier, DefaultQuarantined: cfg.DefaultQuarantined,
 		Keys: cfg.EncryptionKeys})
 	if cfg.EncryptionKeys.On() {
 		log.Info("payload encryption key loaded", "key_id", cfg.EncryptionKeys.KeyID())
@@ -114,7 +122,8 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	a.Traces = traces.New(traces.Config{Pool: a.Pool, Clock: a.Clock, RetentionDays: cfg.Retention.TracesRetentionDays,
 		Keys: cfg.EncryptionKeys})
 	a.Retention = retention.New(a.Pool, retention.Config{Clock: a.Clock, Logger: log,
-		Interval: cfg.Retention.Interval, BatchSize: cfg.Retention.BatchSize, LockID: cfg.Retention.LockID,
+		Interval: cfg.Retention.Interval, TierInterval: cfg.Retention.TierInterval,
+		BatchSize: cfg.Retention.BatchSize, LockID: cfg.Retention.LockID,
 		MaxBusy:              cfg.Retention.MaxBusy,
 		MetricsRetentionDays: cfg.Retention.MetricsRetentionDays, DLQRetentionDays: cfg.Retention.DLQRetentionDays,
 		PartitionCleanupDays: cfg.Retention.PartitionCleanupDays, KeepPartitions: !cfg.Retention.PartitionCleanup,
@@ -122,10 +131,13 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	if err := a.Retention.Register(prom.Registry()); err != nil {
 		return nil, fmt.Errorf("register retention metrics: %w", err)
 	}
+	if err := a.Retention.EnsureLeaves(ctx); err != nil {
+		return nil, err
+	}
 	if cfg.Retention.Enabled {
 		a.services = append(a.services, a.Retention)
 	}
-	a.Server = httpapi.New(httpapi.Config{
+	hcfg := httpapi.Config{
 		Engine:       a.Engine,
 		Logger:       log,
 		Auth:         authn,
@@ -136,7 +148,11 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 		MaxLongPolls: cfg.MaxLongPolls,
 		Streams:      a.Streams,
 		Traces:       a.Traces,
-	})
+	}
+	if testClock != nil {
+		hcfg.TestClock = testClock
+	}
+	a.Server = httpapi.New(hcfg)
 	prom.WatchLongPolls(a.Server.LongPolls)
 	for _, s := range a.services {
 		if err := s.Start(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ func newRetentionCmd() *cobra.Command {
   lethe retention history --lost-only --since 24h`,
 	}
 	cmd.AddCommand(newRetentionStatusCmd(), newRetentionHistoryCmd())
+	addTierCommands(cmd)
 	return cmd
 }
 
@@ -201,7 +203,7 @@ func newRetentionHistoryCmd() *cobra.Command {
 		},
 	}
 	addClientFlags(cmd, &o.clientFlags)
-	cmd.Flags().StringVar(&o.rule, "rule", "", "only this rule: retention, completed_retention, max_wait or partition_cleanup")
+	cmd.Flags().StringVar(&o.rule, "rule", "", "only this rule: "+strings.Join(api.HistoryRules, ", "))
 	cmd.Flags().BoolVar(&o.lostOnly, "lost-only", false, "only deletions some consumer group had not consumed")
 	cmd.Flags().IntVar(&o.limit, "limit", 50, "most rows to show (1 to 1000)")
 	cmd.Flags().DurationVar(&o.since, "since", 7*24*time.Hour, "how far back to look")
@@ -209,10 +211,8 @@ func newRetentionHistoryCmd() *cobra.Command {
 }
 
 func (o *retentionHistoryOptions) Validate() error {
-	switch o.rule {
-	case "", api.RuleRetention, api.RuleCompletedRetention, api.RuleMaxWait, api.RulePartitionCleanup:
-	default:
-		return fmt.Errorf("--rule must be retention, completed_retention, max_wait or partition_cleanup, got %q", o.rule)
+	if o.rule != "" && !slices.Contains(api.HistoryRules, o.rule) {
+		return fmt.Errorf("--rule must be one of %s, got %q", strings.Join(api.HistoryRules, ", "), o.rule)
 	}
 	if o.limit < 1 || o.limit > 1000 {
 		return fmt.Errorf("--limit must be between 1 and 1000, got %d", o.limit)

@@ -42,6 +42,13 @@ type Server struct {
 	DatabaseWait time.Duration
 	PGBinDir     string // LETHE_PG_BINDIR: the embedded PostgreSQL's binaries (else found on the machine)
 	PGListen     string // LETHE_PG_LISTEN: host:port for the embedded PostgreSQL's TCP listener (else Unix socket only)
+	// DefaultRetentionTier and DefaultQuarantined are a new queue's
+	// (LETHE_DEFAULT_RETENTION_TIER in canonical form, LETHE_DEFAULT_QUARANTINED).
+	DefaultRetentionTier string
+	DefaultQuarantined   string
+	// TestClock serves the test-only clock and retention routes
+	// (LETHE_TEST_CLOCK).
+	TestClock bool
 
 	Retention Retention
 
@@ -54,6 +61,7 @@ type Server struct {
 type Retention struct {
 	Enabled              bool          // RETENTION_ENABLED: run the loop at all
 	Interval             time.Duration // RETENTION_INTERVAL, in ms
+	TierInterval         time.Duration // RETENTION_TIER_INTERVAL, in ms
 	BatchSize            int           // RETENTION_BATCH_SIZE
 	MaxBusy              float64       // RETENTION_MAX_BUSY
 	LockID               int64         // RETENTION_LOCK_ID
@@ -72,23 +80,27 @@ func FromEnv() (Server, error) { return fromLookup(os.LookupEnv) }
 func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 	r := &reader{lookup: lookup}
 	c := Server{
-		Host:            r.text(varHost),
-		Port:            int(r.whole(varPort)),
-		DatabaseURL:     r.text(varDatabaseURL),
-		DataDir:         r.text(varDataDir),
-		PoolSize:        int(r.whole(varPoolSize)),
-		LogLevel:        r.text(varLogLevel),
-		LogFormat:       r.text(varLogFormat),
-		MaxPayloadBytes: int(r.whole(varMaxPayload)),
-		AuthToken:       r.text(varAuthToken),
-		OperatorToken:   r.text(varOperator),
-		MaxLongPolls:    int(r.whole(varMaxLongPolls)),
-		DatabaseWait:    time.Duration(r.whole(varDBWait)) * time.Second,
-		PGBinDir:        r.text(varPGBinDir),
-		PGListen:        r.text(varPGListen),
+		Host:                 r.text(varHost),
+		Port:                 int(r.whole(varPort)),
+		DatabaseURL:          r.text(varDatabaseURL),
+		DataDir:              r.text(varDataDir),
+		PoolSize:             int(r.whole(varPoolSize)),
+		LogLevel:             r.text(varLogLevel),
+		LogFormat:            r.text(varLogFormat),
+		MaxPayloadBytes:      int(r.whole(varMaxPayload)),
+		AuthToken:            r.text(varAuthToken),
+		OperatorToken:        r.text(varOperator),
+		MaxLongPolls:         int(r.whole(varMaxLongPolls)),
+		DatabaseWait:         time.Duration(r.whole(varDBWait)) * time.Second,
+		PGBinDir:             r.text(varPGBinDir),
+		PGListen:             r.text(varPGListen),
+		DefaultRetentionTier: canonicalTier(r.text(varDefaultTier)),
+		DefaultQuarantined:   r.text(varDefaultQuar),
+		TestClock:            r.flag(varTestClock),
 		Retention: Retention{
 			Enabled:              r.flag(varRetentionEnabled),
 			Interval:             time.Duration(r.whole(varInterval)) * time.Millisecond,
+			TierInterval:         time.Duration(r.whole(varTierInterval)) * time.Millisecond,
 			BatchSize:            int(r.whole(varBatchSize)),
 			MaxBusy:              r.decimal(varMaxBusy),
 			LockID:               r.whole(varLockID),
@@ -142,6 +154,7 @@ func (c Server) Validate() error {
 		{varMaxLongPolls, int64(c.MaxLongPolls)},
 		{varMaxPayload, int64(c.MaxPayloadBytes)},
 		{varInterval, r.Interval.Milliseconds()},
+		{varTierInterval, r.TierInterval.Milliseconds()},
 		{varBatchSize, int64(r.BatchSize)},
 		{varLockID, r.LockID},
 		{varMetricsDays, int64(r.MetricsRetentionDays)},
@@ -176,6 +189,19 @@ func validListen(s string) bool {
 	host, port, err := net.SplitHostPort(s)
 	n, perr := strconv.Atoi(port)
 	return err == nil && host != "" && perr == nil && n >= 1 && n <= 65535
+}
+
+// canonicalTier writes a tier's day spelling as its week one (7d is 1w).
+func canonicalTier(v string) string {
+	switch v {
+	case "7d":
+		return "1w"
+	case "21d":
+		return "3w"
+	case "49d":
+		return "7w"
+	}
+	return v
 }
 
 // jwtFromEnv reads Queen's JWT_* variables; nil unless JWT_ENABLED.

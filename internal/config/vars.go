@@ -98,6 +98,10 @@ var (
 	varCleanupDays      = spec{name: "PARTITION_CLEANUP_DAYS", kind: whole, def: "30", min: 1, max: 36500, unit: "days", meaning: "how long a partition must be empty and idle before it is deleted"}
 	varCleanupLethe     = spec{name: "LETHE_PARTITION_CLEANUP_ENABLED", kind: flag, def: "true", meaning: "`false` keeps every partition (and subscription) row; wins over the next"}
 	varCleanupQueen     = spec{name: "QUEEN_PARTITION_CLEANUP_ENABLED", kind: flag, def: "true", meaning: "Queen's name for the one above"}
+	varTierInterval     = spec{name: "RETENTION_TIER_INTERVAL", kind: whole, def: "3600000", min: 1000, max: 86_400_000, unit: "ms", meaning: "time between tier checks (moves to the held area, whole partitions dropped, gauges counted), across replicas; a 1w message lives 7 to 8 days plus this"}
+	varDefaultTier      = spec{name: "LETHE_DEFAULT_RETENTION_TIER", kind: text, def: "forever", choices: []string{"1w", "3w", "7w", "7d", "21d", "49d", "forever"}, meaning: "the `retentionTier` of a queue created without one (a configure, or its first push); existing queues keep theirs"}
+	varDefaultQuar      = spec{name: "LETHE_DEFAULT_QUARANTINED", kind: text, def: "keep", choices: []string{"keep", "purge"}, meaning: "the `quarantined` option of a queue created without one: `keep` holds dead letters past their partition, `purge` lets them go with it"}
+	varTestClock        = spec{name: "LETHE_TEST_CLOCK", kind: flag, def: "false", meaning: "**tests only**: serve `POST /api/v1/test/clock` (move this replica's clock forward) and `POST /api/v1/test/retention/run` (operator role); never in production"}
 	varStreamsIdleDays  = spec{name: "STREAMS_STATE_IDLE_DAYS", kind: whole, def: "30", min: 1, max: 36500, unit: "days", meaning: "a streaming query's state key that no cycle has written for this long is purged (reads do not count)"}
 	varTracesDays       = spec{name: "TRACES_RETENTION_DAYS", kind: whole, def: "7", min: 1, max: 36500, unit: "days", meaning: "age (by creation time) at which message traces are purged"}
 	varParallelism      = spec{name: "RETENTION_PARALLELISM", kind: whole, min: 1, max: 1024, meaning: "accepted for compatibility with Queen's configuration; **has no effect** (one replica sweeps, one step at a time); logged at start when set"}
@@ -111,8 +115,9 @@ var specs = []spec{
 	varJWTEnabled, varJWTAlgorithm, varJWTSecret, varJWTPublicKey, varJWTJWKSURL, varJWTIssuer, varJWTAudience,
 	varJWTSkew, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
+	varTierInterval, varDefaultTier, varDefaultQuar,
 	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen,
-	varStreamsIdleDays, varTracesDays, varParallelism,
+	varStreamsIdleDays, varTracesDays, varParallelism, varTestClock,
 	varPprof, varGOGC, varURL, varToken, varContext,
 }
 

@@ -55,6 +55,9 @@ func (q *Queue) policy() lease.Policy {
 type catalog struct {
 	pool  *pgxpool.Pool
 	clock clock.Clock
+	// tier and quarantined are the server's defaults for a queue its first
+	// push creates.
+	tier, quarantined string
 
 	mu         sync.Mutex
 	queues     map[string]*Queue
@@ -63,8 +66,9 @@ type catalog struct {
 
 type partKey struct{ queue, partition string }
 
-func newCatalog(pool *pgxpool.Pool, clk clock.Clock) *catalog {
-	return &catalog{pool: pool, clock: clk, queues: map[string]*Queue{}, partitions: map[partKey]uuid.UUID{}}
+func newCatalog(pool *pgxpool.Pool, clk clock.Clock, tier, quarantined string) *catalog {
+	return &catalog{pool: pool, clock: clk, tier: tier, quarantined: quarantined,
+		queues: map[string]*Queue{}, partitions: map[partKey]uuid.UUID{}}
 }
 
 // queue returns the named queue, or nil when it does not exist.
@@ -107,8 +111,8 @@ func (c *catalog) ensureQueue(ctx context.Context, name string) (*Queue, error) 
 	}
 	now := c.clock.Now()
 	if _, err := c.pool.Exec(ctx, `
-		INSERT INTO lethe.queues (name, created_at, updated_at) VALUES ($1, $2, $2)
-		ON CONFLICT (name) DO NOTHING`, name, now); err != nil {
+		INSERT INTO lethe.queues (name, created_at, updated_at, retention_tier, quarantined) VALUES ($1, $2, $2, $3, $4)
+		ON CONFLICT (name) DO NOTHING`, name, now, c.tier, c.quarantined); err != nil {
 		return nil, fmt.Errorf("create queue %s: %w", name, err)
 	}
 	q, err = c.queue(ctx, name)
@@ -181,13 +185,13 @@ func (c *catalog) ensurePartitionIn(ctx context.Context, tx pgx.Tx, queue, parti
 		now := c.clock.Now()
 		err = tx.QueryRow(ctx, `
 			WITH ins AS (
-				INSERT INTO lethe.queues (name, created_at, updated_at) VALUES ($1, $2, $2)
+				INSERT INTO lethe.queues (name, created_at, updated_at, retention_tier, quarantined) VALUES ($1, $2, $2, $3, $4)
 				ON CONFLICT (name) DO NOTHING
 				RETURNING id)
 			SELECT id FROM ins
 			UNION ALL
 			SELECT id FROM lethe.queues WHERE name = $1
-			LIMIT 1`, queue, now).Scan(&qid)
+			LIMIT 1`, queue, now, c.tier, c.quarantined).Scan(&qid)
 		if !errors.Is(err, pgx.ErrNoRows) {
 			break
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/seal"
+	"github.com/lethe-mq/lethe/internal/tier"
 )
 
 // Defaults for Config.
@@ -33,6 +34,11 @@ type Config struct {
 	// group commit folds into one segment; one request is never split.
 	SegmentMaxFrames int
 	SegmentMaxBytes  int
+	// DefaultRetentionTier and DefaultQuarantined are what a new queue
+	// gets when it does not say (LETHE_DEFAULT_RETENTION_TIER,
+	// LETHE_DEFAULT_QUARANTINED; empty: forever and keep).
+	DefaultRetentionTier string
+	DefaultQuarantined   string
 	// Keys seal the payloads of queues with encryptionEnabled and open
 	// them again (QUEEN_ENCRYPTION_KEY); nil holds none, and then pushes to
 	// such queues are refused.
@@ -95,6 +101,8 @@ func New(pool *pgxpool.Pool, cfg Config) *Engine {
 	cfg.MaxItems = cmp.Or(cfg.MaxItems, MaxItemsDefault)
 	cfg.SegmentMaxFrames = cmp.Or(cfg.SegmentMaxFrames, SegmentMaxFramesDefault)
 	cfg.SegmentMaxBytes = cmp.Or(cfg.SegmentMaxBytes, SegmentMaxBytesDefault)
+	cfg.DefaultRetentionTier = cmp.Or(cfg.DefaultRetentionTier, string(tier.Forever))
+	cfg.DefaultQuarantined = cmp.Or(cfg.DefaultQuarantined, string(tier.Keep))
 	ctx, stop := context.WithCancel(context.Background())
 	e := &Engine{
 		pool:  pool,
@@ -104,7 +112,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Engine {
 		stop:  stop,
 		subs:  map[subKey]cachedSub{},
 	}
-	e.catalog = newCatalog(pool, cfg.Clock)
+	e.catalog = newCatalog(pool, cfg.Clock, cfg.DefaultRetentionTier, cfg.DefaultQuarantined)
 	e.notifier = newNotifier(pool, cfg.Logger, cfg.TestSignals.Woken.Signal)
 	e.appender = newAppender(e, ctx.Done())
 	e.goBackground(func() { e.notifier.listen(ctx) })

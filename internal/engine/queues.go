@@ -11,6 +11,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/store"
+	"github.com/lethe-mq/lethe/internal/tier"
 )
 
 // ParseQueueOptions decodes configure options over base, rejecting unknown
@@ -53,6 +54,9 @@ func ParseQueueOptions(raw json.RawMessage, base api.QueueOptions) (api.QueueOpt
 				"dead letters (in Queen too, whatever this option says); leave it out or set it true", name)
 		}
 	}
+	if err := normalizeTierOptions(&opts, raw); err != nil {
+		return base, err
+	}
 	return opts, nil
 }
 
@@ -76,13 +80,29 @@ func describeJSONError(err error) string {
 type QueueInfo = api.Queue
 
 // Configure creates the queue or updates its options; options it does not
-// name keep their current values (defaults for a new queue).
+// name keep their current values (defaults for a new queue). A new
+// retentionTier goes through lethe.request_tier: a shorter tier on a queue
+// holding data is not applied but left awaiting confirmation, and the
+// answer says so (RetentionChange).
 func (e *Engine) Configure(ctx context.Context, req api.ConfigureRequest) (*api.ConfigureResponse, error) {
+	return e.ConfigureGuarded(ctx, req, nil)
+}
+
+// ShortenGuard is asked, inside a configure's transaction, before a
+// shorter retentionTier applies at once to an existing queue (it holds
+// nothing the change would settle, so no confirmation is asked); an error
+// undoes the whole configure.
+type ShortenGuard func(queue, from, to string) error
+
+// ConfigureGuarded is Configure with guard (nil: none) asked before a
+// shorter retentionTier applies without confirmation.
+func (e *Engine) ConfigureGuarded(ctx context.Context, req api.ConfigureRequest, guard ShortenGuard) (*api.ConfigureResponse, error) {
 	if err := ValidateName("queue", req.Queue); err != nil {
 		return nil, err
 	}
-	base := api.DefaultQueueOptions()
-	if cur, err := e.GetQueue(ctx, req.Queue); err == nil {
+	base := e.NewQueueOptions()
+	cur, err := e.GetQueue(ctx, req.Queue)
+	if err == nil {
 		base = cur.Options
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
@@ -95,13 +115,56 @@ func (e *Engine) Configure(ctx context.Context, req api.ConfigureRequest) (*api.
 		return nil, fmt.Errorf("%w: options.encryptionEnabled needs QUEEN_ENCRYPTION_KEY (64 hexadecimal characters) on the server, "+
 			"and this one has none: pushes to the queue would be refused; set the same key on every replica first", ErrConflict)
 	}
-	extra, _ := json.Marshal(opts)
-	now := e.clock.Now()
-	_, err = e.pool.Exec(ctx, `
+	var change *api.RetentionChange
+	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		qid, err := e.upsertQueue(ctx, tx, req, opts)
+		if err != nil {
+			return err
+		}
+		// Named explicitly (even as the current tier, which withdraws a
+		// change awaiting confirmation), the tier goes through the rules.
+		if cur == nil || !namesOption(req.Options, "retentionTier") {
+			return nil
+		}
+		var outcome string
+		outcome, change, err = requestTier(ctx, tx, qid, req.Queue, opts.RetentionTier, e.clock.Now())
+		if err == nil && guard != nil && outcome == tierApplied &&
+			tier.Tier(opts.RetentionTier).Shorter(tier.Tier(cur.Options.RetentionTier)) {
+			err = guard(req.Queue, cur.Options.RetentionTier, opts.RetentionTier)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configure %s: %w", req.Queue, err)
+	}
+	e.catalog.mu.Lock()
+	delete(e.catalog.queues, req.Queue)
+	e.catalog.mu.Unlock()
+	if change != nil && change.State == ChangeAwaitingConfirm {
+		opts.RetentionTier = change.From
+		e.log.Warn("retention tier not shortened: it waits for confirmation", "queue", req.Queue,
+			"tier", change.From, "requested", change.To, "would_delete_messages", change.Delete.Messages,
+			"would_move_messages", change.Move.Messages+change.Hold.Messages,
+			"confirm", "lethe retention confirm "+req.Queue)
+	}
+	return &api.ConfigureResponse{Configured: true, Queue: req.Queue, Namespace: req.Namespace, Task: req.Task,
+		Options: opts, RetentionChange: change}, nil
+}
+
+// upsertQueue writes the queue's row: every option but the tier of an
+// existing queue, which lethe.request_tier sets.
+func (e *Engine) upsertQueue(ctx context.Context, tx pgx.Tx, req api.ConfigureRequest, opts api.QueueOptions) (int64, error) {
+	stored := opts
+	// Columns hold these; the jsonb keeps the rest of Queen's options.
+	stored.RetentionTier, stored.Quarantined, stored.RequiredGroups = "", "", nil
+	extra, _ := json.Marshal(stored)
+	var qid int64
+	err := tx.QueryRow(ctx, `
 		INSERT INTO lethe.queues (name, namespace, task, lease_time, retry_limit, delayed_processing, window_buffer,
 		       retention_enabled, retention_seconds, completed_retention_seconds, max_wait_time_seconds,
-		       dedup_window_seconds, options, created_at, updated_at, retry_delay_ms)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15)
+		       dedup_window_seconds, options, created_at, updated_at, retry_delay_ms,
+		       retention_tier, quarantined, required_groups)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15, $16, $17, $18)
 		ON CONFLICT (name) DO UPDATE SET
 		       namespace = CASE WHEN EXCLUDED.namespace <> '' THEN EXCLUDED.namespace ELSE lethe.queues.namespace END,
 		       task = CASE WHEN EXCLUDED.task <> '' THEN EXCLUDED.task ELSE lethe.queues.task END,
@@ -112,21 +175,19 @@ func (e *Engine) Configure(ctx context.Context, req api.ConfigureRequest) (*api.
 		       max_wait_time_seconds = EXCLUDED.max_wait_time_seconds,
 		       dedup_window_seconds = EXCLUDED.dedup_window_seconds,
 		       options = EXCLUDED.options, updated_at = EXCLUDED.updated_at,
-		       retry_delay_ms = EXCLUDED.retry_delay_ms`,
+		       retry_delay_ms = EXCLUDED.retry_delay_ms,
+		       quarantined = EXCLUDED.quarantined, required_groups = EXCLUDED.required_groups
+		RETURNING id`,
 		req.Queue, req.Namespace, req.Task, opts.LeaseTime, opts.RetryLimit, opts.DelayedProcessing, opts.WindowBuffer,
 		opts.RetentionEnabled, opts.RetentionSeconds, opts.CompletedRetentionSeconds, opts.MaxWaitTimeSeconds,
-		opts.DedupWindowSeconds, extra, now, opts.RetryDelay)
-	if err != nil {
-		return nil, fmt.Errorf("configure %s: %w", req.Queue, err)
-	}
-	e.catalog.mu.Lock()
-	delete(e.catalog.queues, req.Queue)
-	e.catalog.mu.Unlock()
-	return &api.ConfigureResponse{Configured: true, Queue: req.Queue, Namespace: req.Namespace, Task: req.Task, Options: opts}, nil
+		opts.DedupWindowSeconds, extra, e.clock.Now(), opts.RetryDelay,
+		opts.RetentionTier, opts.Quarantined, nonNil(opts.RequiredGroups)).Scan(&qid)
+	return qid, err
 }
 
 const queueInfoQuery = `
-	SELECT q.name, q.namespace, q.task, q.options, q.created_at, q.updated_at,
+	SELECT q.name, q.namespace, q.task, q.options, q.retention_tier, q.quarantined, q.required_groups,
+	       q.created_at, q.updated_at,
 	       (SELECT count(*) FROM lethe.partitions p WHERE p.queue_id = q.id),
 	       (SELECT coalesce(sum(p.next_offset - p.low_watermark), 0) FROM lethe.partitions p WHERE p.queue_id = q.id)
 	  FROM lethe.queues q`
@@ -134,13 +195,17 @@ const queueInfoQuery = `
 func scanQueueInfo(row pgx.Row) (*QueueInfo, error) {
 	qi := &QueueInfo{}
 	var raw []byte
-	if err := row.Scan(&qi.Name, &qi.Namespace, &qi.Task, &raw, &qi.CreatedAt, &qi.UpdatedAt, &qi.Partitions, &qi.Messages); err != nil {
+	var tierName, quarantined string
+	var required []string
+	if err := row.Scan(&qi.Name, &qi.Namespace, &qi.Task, &raw, &tierName, &quarantined, &required,
+		&qi.CreatedAt, &qi.UpdatedAt, &qi.Partitions, &qi.Messages); err != nil {
 		return nil, err
 	}
 	qi.Options = api.DefaultQueueOptions()
 	if len(raw) > 2 {
 		_ = json.Unmarshal(raw, &qi.Options)
 	}
+	qi.Options.RetentionTier, qi.Options.Quarantined, qi.Options.RequiredGroups = tierName, quarantined, required
 	qi.Options = publishedOptions(qi.Options)
 	return qi, nil
 }

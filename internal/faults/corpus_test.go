@@ -29,6 +29,7 @@ func TestBadRequestCorpus(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{Config: func(c *config.Server) {
 		c.MaxPayloadBytes = corpusMaxPayload
 		c.DataDir = t.TempDir()
+		c.TestClock = true // so the test-only routes exist and are covered
 	}})
 	seed(t, s)
 	ctx := context.Background()
@@ -110,7 +111,7 @@ var (
 func corpus() []badRequest {
 	var all []badRequest
 	for _, part := range [][]badRequest{pathNameCases(), queryNameCases(), queryParamCases(), pushCases(),
-		bodyCases(), methodCases(), streamsCases()} {
+		bodyCases(), methodCases(), streamsCases(), tierCases()} {
 		all = append(all, part...)
 	}
 	return all

@@ -79,6 +79,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	clk := clock.NewFake(coreT0)
 	srv := testserver.Start(t, testserver.Options{Clock: clk, Config: func(c *config.Server) {
 		c.AuthToken, c.OperatorToken = oaToken, oaOperator
+		c.TestClock = true // the test-only routes are described too
 	}})
 	c := &oaClient{t: t, url: srv.URL, http: v.Client(), srv: srv, clock: clk}
 
@@ -88,6 +89,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	oaStreamsAndTraces(c, pid)
 	oaRetention(c)
 	oaOperatorRoutes(c, leaseID)
+	oaTiers(c)
 
 	for _, route := range []struct {
 		route  string
@@ -99,6 +101,10 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"GET /api/v1/analytics/retention", 200}, {"GET /api/v1/retention/history", 200},
 		{"POST /api/v1/push", 400}, {"GET /api/v1/status", 401}, {"DELETE /api/v1/dlq/{id}", 403},
 		{"GET /api/v1/resources/queues/{queue}", 404}, {"GET /ready", 200},
+		{"GET /api/v1/retention/tiers", 200}, {"GET /api/v1/retention/explain/{queue}", 200},
+		{"GET /api/v1/retention/explain/{queue}", 404}, {"POST /api/v1/retention/changes/{queue}/confirm", 200},
+		{"POST /api/v1/retention/changes/{queue}/confirm", 404}, {"POST /api/v1/test/clock", 200},
+		{"POST /api/v1/test/clock", 400}, {"POST /api/v1/test/retention/run", 200},
 	} {
 		if !v.covered(route.route, route.status) {
 			t.Errorf("the scenario did not check an answer %d of %s", route.status, route.route)
@@ -238,6 +244,39 @@ func oaOperatorRoutes(c *oaClient, leaseID string) {
 	c.op("DELETE", "/api/v1/consumer-groups/late/queues/orders", "", 200, nil)
 	c.op("DELETE", "/api/v1/consumer-groups/holder?deleteMetadata=false", "", 200, nil)
 	c.op("DELETE", "/api/v1/resources/queues/audit", "", 200, nil)
+}
+
+// oaTiers gives a queue a tier and a required group, moves its message to
+// the held area (a week later on the test clock), leaves a shorter tier
+// waiting on another queue, and confirms it: the tier views, the test
+// routes and the history hold rows of each kind.
+func oaTiers(c *oaClient) {
+	c.op("POST", "/api/v1/configure", `{"queue":"tiered","options":{"retentionTier":"1w","requiredGroups":["audit"],"quarantined":"keep"}}`, 200, nil)
+	c.call("POST", "/api/v1/push", oaToken, `{"items":[{"queue":"tiered","payload":1},{"queue":"shrink","payload":2}]}`, 201, nil)
+	var conf api.ConfigureResponse
+	c.call("POST", "/api/v1/configure", oaToken, `{"queue":"shrink","options":{"retentionTier":"7d"}}`, 200, &conf)
+	if conf.RetentionChange == nil || conf.RetentionChange.State != "awaiting_confirm" {
+		c.t.Fatalf("a shorter tier on a queue holding data: %+v, want a change awaiting confirmation", conf.RetentionChange)
+	}
+	c.call("GET", "/api/v1/retention/explain/shrink", oaToken, "", 200, nil)
+	c.call("GET", "/api/v1/retention/explain/nope", oaToken, "", 404, nil)
+	c.call("POST", "/api/v1/test/clock", oaToken, `{"advance":"200h"}`, 403, nil)
+	c.op("POST", "/api/v1/test/clock", `{"advance":"-1h"}`, 400, nil)
+	c.op("POST", "/api/v1/test/clock", `{"advance":"200h"}`, 200, nil)
+	var run struct{ HeldMoved struct{ Frames int64 } }
+	c.op("POST", "/api/v1/test/retention/run", "", 200, &run)
+	if run.HeldMoved.Frames != 1 {
+		c.t.Fatalf("the run moved %d messages to the held area, want tiered's one", run.HeldMoved.Frames)
+	}
+	var view api.RetentionView
+	c.call("GET", "/api/v1/retention/tiers", oaToken, "", 200, &view)
+	if len(view.Partitions) == 0 || len(view.Held) == 0 || len(view.Changes) == 0 {
+		c.t.Fatalf("retention tiers: %+v, want partitions, a held month and a change", view)
+	}
+	c.call("POST", "/api/v1/retention/changes/shrink/confirm", oaToken, "", 403, nil)
+	c.op("POST", "/api/v1/retention/changes/shrink/confirm", "", 200, nil)
+	c.op("POST", "/api/v1/retention/changes/shrink/confirm", "", 404, nil)
+	c.call("GET", "/api/v1/retention/history?rule=held_move", oaToken, "", 200, nil)
 }
 
 func oaJSON(v any) string {

@@ -25,7 +25,7 @@ func (s *Server) configure(w http.ResponseWriter, r *http.Request) error {
 	if err := s.mayConfigure(r, req); err != nil {
 		return err
 	}
-	resp, err := s.eng.Configure(r.Context(), req)
+	resp, err := s.eng.ConfigureGuarded(r.Context(), req, s.shortenGuard(r))
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/retention"
 )
@@ -18,6 +21,13 @@ type Retention interface {
 	History(ctx context.Context, q retention.HistoryQuery) ([]retention.HistoryEntry, error)
 	RetentionAnalytics(ctx context.Context, from, to time.Time, queue string) (*retention.RetentionSeries, error)
 	PostgresStats(ctx context.Context) (*retention.PostgresStats, error)
+	// View lists the time partitions, the held area and tier changes.
+	View(ctx context.Context) (*api.RetentionView, error)
+	// Explain states the bounds of a message's life in a queue.
+	Explain(ctx context.Context, queue string) (*api.RetentionExplain, error)
+	// RunFull runs one whole retention cycle, the tier check included,
+	// and answers what it did (the test-only run route).
+	RunFull(ctx context.Context) (*retention.FullRun, error)
 }
 
 // Bounds of the retention routes' parameters.
@@ -92,11 +102,9 @@ func historyQuery(r *http.Request, now time.Time) (retention.HistoryQuery, error
 	if hq.From, hq.To, err = window(q, now, span, rangeMax); err != nil {
 		return hq, err
 	}
-	switch hq.Rule {
-	case "", retention.RuleRetention, retention.RuleCompletedRetention, retention.RuleMaxWait, retention.RulePartitionCleanup:
-	default:
-		return hq, apierr.Field(apierr.Invalid, "rule", "rule must be one of %s, %s, %s, %s; got %q",
-			retention.RuleRetention, retention.RuleCompletedRetention, retention.RuleMaxWait, retention.RulePartitionCleanup, hq.Rule)
+	if hq.Rule != "" && !slices.Contains(api.HistoryRules, hq.Rule) {
+		return hq, apierr.Field(apierr.Invalid, "rule", "rule must be one of %s; got %q",
+			strings.Join(api.HistoryRules, ", "), hq.Rule)
 	}
 	if hq.LostOnly, err = boolParam(q.Get("lostOnly"), "lostOnly", false); err != nil {
 		return hq, err

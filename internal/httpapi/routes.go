@@ -62,6 +62,9 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/analytics/retention", read, s.retentionAnalytics)
 	s.handle("GET /api/v1/analytics/postgres-stats", read, s.postgresStats)
 	s.handle("GET /api/v1/analytics/table-stats", read, s.tableStats)
+	s.handle("GET /api/v1/retention/tiers", read, s.retentionTiers)
+	s.handle("GET /api/v1/retention/explain/{queue}", read, s.retentionExplain)
+	s.handle("POST /api/v1/retention/changes/{queue}/confirm", operator, s.confirmTierChange)
 
 	s.handle("POST /api/v1/traces", write, s.recordTrace)
 	s.handle("GET /api/v1/traces/names", read, s.traceNames)

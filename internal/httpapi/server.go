@@ -53,6 +53,9 @@ type Config struct {
 	// leaves their routes answering 404.
 	Streams *streams.Service
 	Traces  *traces.Service
+	// TestClock, set only with LETHE_TEST_CLOCK=1, adds the test-only
+	// routes (tiers.go); nil: they do not exist.
+	TestClock TestClock
 }
 
 // Server is the HTTP front of one lethe replica.
@@ -100,6 +103,9 @@ func New(cfg Config) *Server {
 	}
 	s.unmatched = s.observe(unmatchedRoute, http.HandlerFunc(s.noRoute))
 	s.routes()
+	if cfg.TestClock != nil {
+		s.testRoutes(cfg.TestClock)
+	}
 	return s
 }
 

@@ -72,7 +72,8 @@ func signedJWT(t *testing.T, sub, role string) string {
 // tokens, and JWTs of Queen's three roles.
 func TestEveryRouteEnforcesItsRole(t *testing.T) {
 	t.Parallel()
-	r := startCoreReplica(t, func(c *config.Server) { c.AuthToken, c.OperatorToken = "plain", "op"; withJWT(c) })
+	// With the test clock on, so the test-only routes are served too.
+	r := startCoreReplica(t, func(c *config.Server) { c.AuthToken, c.OperatorToken, c.TestClock = "plain", "op", true; withJWT(c) })
 	tokens := map[string]string{"": "", "plain": "plain", "op": "op", "reader": signedJWT(t, "r", "read-only"),
 		"writer": signedJWT(t, "w", "read-write"), "admin": signedJWT(t, "a", "admin")}
 	routes := httpapi.DocRoutes(t)
@@ -98,7 +99,7 @@ func TestEveryRouteEnforcesItsRole(t *testing.T) {
 			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": false, "plain": false, "writer": false, "op": false, "admin": false})
 		case "write", "write; operator to delete or skip more":
 			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": true, "plain": false, "writer": false, "op": false, "admin": false})
-		case "operator":
+		case "operator", "operator; test clock only":
 			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": true, "plain": true, "writer": true, "op": false, "admin": false})
 		default:
 			t.Errorf("%s: unknown role %q in docs/api.md", rt.Pattern, rt.Role)
@@ -145,16 +146,36 @@ func TestConfigureNeedsTheOperatorToDeleteMore(t *testing.T) {
 		{"plain", `{"maxWaitTimeSeconds":7200,"leaseTime":30}`, 200}, // the same value
 		{"plain", `{"retentionEnabled":false}`, 200},                 // turns it off
 		{"op", `{"maxWaitTimeSeconds":1}`, 200},
+		{"plain", `{"retentionTier":"1w"}`, 403},       // shorter, and cq holds nothing: it would apply at once
+		{"plain", `{"quarantined":"purge"}`, 403},      // dead letters go with their partition
+		{"plain", `{"requiredGroups":["audit"]}`, 200}, // owes more
+		{"plain", `{"requiredGroups":[]}`, 403},        // audit no longer owed
+		{"plain", `{"retentionTier":"forever"}`, 200},  // the same tier
+		{"op", `{"retentionTier":"1w","quarantined":"purge","requiredGroups":[]}`, 200},
+		{"plain", `{"retentionTier":"3w","quarantined":"keep"}`, 200}, // longer, keeps more
 	} {
 		if got := configure(c.token, c.options); got != c.want {
 			t.Errorf("configure %s with the %s token = %d, want %d", c.options, c.token, got, c.want)
 		}
 	}
 	var q struct {
-		Options struct{ RetentionSeconds, MaxWaitTimeSeconds, LeaseTime int }
+		Options struct {
+			RetentionSeconds, MaxWaitTimeSeconds, LeaseTime int
+			RetentionTier                                   string
+		}
 	}
 	res := doWithToken(t, "GET", r.url+"/api/v1/resources/queues/cq", "plain", "")
-	if err := json.Unmarshal(res.body, &q); err != nil || q.Options.RetentionSeconds != 7200 || q.Options.MaxWaitTimeSeconds != 1 || q.Options.LeaseTime != 30 {
+	if err := json.Unmarshal(res.body, &q); err != nil || q.Options.RetentionSeconds != 7200 || q.Options.MaxWaitTimeSeconds != 1 ||
+		q.Options.LeaseTime != 30 || q.Options.RetentionTier != "3w" {
 		t.Fatalf("queue after the configures: %s (%v)", res.body, err)
+	}
+	// A new queue compares with the server's default tier (forever here).
+	for _, c := range []struct {
+		options string
+		want    int
+	}{{`{"retentionTier":"7w"}`, 403}, {`{"retentionTier":"forever"}`, 200}} {
+		if got := doWithToken(t, "POST", r.url+"/api/v1/configure", "plain", `{"queue":"cq2","options":`+c.options+`}`).status; got != c.want {
+			t.Errorf("configure new queue %s with the plain token = %d, want %d", c.options, got, c.want)
+		}
 	}
 }

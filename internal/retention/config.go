@@ -17,6 +17,8 @@ const (
 	MetricsRetentionDaysDefault       = 90
 	DLQRetentionDaysDefault           = Never
 	PartitionCleanupDaysDefault       = 30
+	// TierIntervalDefault spaces the tier check (RETENTION_TIER_INTERVAL).
+	TierIntervalDefault = time.Hour
 	// MaxBusyDefault lets the loop work half the time: it rests after
 	// each step as long as the step took.
 	MaxBusyDefault = 0.5
@@ -43,6 +45,9 @@ type Config struct {
 	Interval time.Duration
 	// BatchSize is the most rows one step touches (RETENTION_BATCH_SIZE).
 	BatchSize int
+	// TierInterval spaces the tier check across replicas
+	// (RETENTION_TIER_INTERVAL).
+	TierInterval time.Duration
 	// LockID is the session advisory lock that elects the sweeping replica.
 	LockID int64
 	// MaxBusy is the share of time the loop may spend in steps
@@ -79,6 +84,7 @@ func (c Config) withDefaults() Config {
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	c.Interval = cmp.Or(c.Interval, IntervalDefault)
 	c.BatchSize = cmp.Or(c.BatchSize, BatchSizeDefault)
+	c.TierInterval = cmp.Or(c.TierInterval, TierIntervalDefault)
 	c.LockID = cmp.Or(c.LockID, LockIDDefault)
 	c.MaxBusy = cmp.Or(c.MaxBusy, MaxBusyDefault)
 	c.MetricsRetentionDays = cmp.Or(c.MetricsRetentionDays, MetricsRetentionDaysDefault)

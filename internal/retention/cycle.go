@@ -26,7 +26,16 @@ const unlockTimeout = 10 * time.Second
 // context ended, the lock could not be asked for, or the connection broke
 // (the next cycle opens a new one). Rows deleted before any failure stay
 // deleted and are counted.
-func (s *Service) RunCycle(ctx context.Context) (CycleResult, error) {
+func (s *Service) RunCycle(ctx context.Context) (CycleResult, error) { return s.runCycle(ctx, false) }
+
+// RunFullCycle is RunCycle with the tier check run whether or not it is
+// due (POST /api/v1/test/retention/run): when it returns, every move and
+// drop the injected clock calls for is done.
+func (s *Service) RunFullCycle(ctx context.Context) (CycleResult, error) {
+	return s.runCycle(ctx, true)
+}
+
+func (s *Service) runCycle(ctx context.Context, forceTiers bool) (CycleResult, error) {
 	s.cycleMu.Lock()
 	defer s.cycleMu.Unlock()
 	started := time.Now()
@@ -45,7 +54,7 @@ func (s *Service) RunCycle(ctx context.Context) (CycleResult, error) {
 	}
 	defer s.unlock(conn)
 
-	err = s.cycle(ctx, conn, &res)
+	err = s.cycle(ctx, conn, forceTiers, &res)
 	res.Elapsed = time.Since(started)
 	s.finish(ctx, conn, &res, err)
 	return res, err
@@ -78,7 +87,7 @@ func (s *Service) lock(ctx context.Context) (*pgx.Conn, bool, error) {
 
 // cycle runs the phases in order. A failed step is recorded and the cycle
 // goes on; only an abort (context ended, connection broke) ends it early.
-func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, res *CycleResult) error {
+func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, forceTiers bool, res *CycleResult) error {
 	now := res.StartedAt
 	var work []queueWork
 	err := s.step(ctx, PhaseWorklist, 0, func(sctx context.Context) error {
@@ -98,9 +107,19 @@ func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, res *CycleResult) e
 		res.Partitions += q.Partitions
 	}
 	for _, phase := range []func(context.Context, *pgx.Conn, []queueWork, time.Time, *CycleResult) error{
-		s.retentionPhase, s.txnPhase, s.evictionPhase,
+		s.retentionPhase, s.evictionPhase,
 	} {
 		if err := phase(ctx, conn, work, now, res); err != nil {
+			return err
+		}
+	}
+	if err := s.changePhase(ctx, conn, now, res); err != nil {
+		if err := s.failed(ctx, conn, PhaseChanges, "", "", err, res); err != nil {
+			return err
+		}
+	}
+	if err := s.tierPhase(ctx, conn, now, forceTiers, res); err != nil {
+		if err := s.failed(ctx, conn, PhaseTiers, "", "", err, res); err != nil {
 			return err
 		}
 	}

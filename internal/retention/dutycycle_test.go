@@ -76,7 +76,7 @@ func TestTheWorkListHoldsOnlyPartitionsWithWork(t *testing.T) {
 	for _, p := range []string{"young", "other"} {
 		e.pushSegment("q", p, 1)
 	}
-	e.clock.Advance(11 * time.Minute) // "old" and its hashes are past their windows; the others are not
+	e.clock.Advance(11 * time.Minute) // "old" is past its window; the others are not
 
 	e.svc.cfg.TestSignals.Step = func(phase string, n int) error { steps[phase]++; return nil }
 	res := e.cycle()
@@ -84,8 +84,8 @@ func TestTheWorkListHoldsOnlyPartitionsWithWork(t *testing.T) {
 		t.Fatalf("work list covered %d partitions, %d due, deleted %+v; want 3, 1, the old segment",
 			res.Partitions, res.PartitionsDue, res.Retention)
 	}
-	if steps[PhaseRetention] != 1 || steps[PhaseTxns] != 1 || steps[PhaseEviction] != 0 {
-		t.Fatalf("steps by phase %v; want one retention step and one hash purge step, of old only", steps)
+	if steps[PhaseRetention] != 1 || steps[PhaseEviction] != 0 {
+		t.Fatalf("steps by phase %v; want one retention step, of old only", steps)
 	}
 	work, err := loadWork(e.ctx, e.pool, e.clock.Now(), "")
 	if err != nil || len(work) != 1 || len(work[0].Due) != 0 || work[0].Partitions != 3 {
@@ -93,24 +93,28 @@ func TestTheWorkListHoldsOnlyPartitionsWithWork(t *testing.T) {
 	}
 }
 
-func TestTheHashPurgeStopsAtTheFirstHashInsideItsWindow(t *testing.T) {
+// The sidecar goes by whole days: a day leaf is dropped once all of it is
+// older than the largest window of any queue (GREATEST(dedupWindowSeconds,
+// completedRetentionSeconds, 900 s)), never a row earlier.
+func TestSidecarDaysDropWholePastEveryWindow(t *testing.T) {
 	t.Parallel()
-	e := setup(t, func(c *Config) { c.BatchSize = 2 })
-	for range 5 {
-		e.pushSegment("q", "p", 2) // offsets 0..9, hashes stored at t0
-	}
-	e.clock.Advance(20 * time.Minute)
-	e.pushSegment("q", "p", 1)                            // offset 10, inside the window below
-	e.clock.Set(t0)                                       // a replica whose clock is behind
-	e.pushSegment("q", "p", 2)                            // offsets 11..12, stored "at t0"
-	e.clock.Set(t0.Add(20*time.Minute + 899*time.Second)) // the window (900 s) holds offset 10 only
+	e := setup(t)
+	e.pushSegment("q", "p", 2) // hashes stored on t0's day
+	dayEnd := time.Date(t0.Year(), t0.Month(), t0.Day()+1, 0, 0, 0, 0, time.UTC)
+	leaf := "txns_p" + t0.Format("20060102")
 
-	res := e.cycle()
-	if res.TxnsPurged != 10 {
-		t.Fatalf("purged %d hashes, want the 10 before the first row inside the window", res.TxnsPurged)
+	e.clock.Set(dayEnd.Add(899 * time.Second))
+	if res := e.fullCycle(); res.TxnsPurged != 0 || !e.leafExists(leaf) {
+		t.Fatalf("1 s before the day is 900 s old: purged %d hashes, leaf kept %v; want none purged", res.TxnsPurged, e.leafExists(leaf))
 	}
-	left := e.count(`SELECT count(*) FROM lethe.txns WHERE partition_id = $1 AND base_offset >= 10`, e.partitionID("q", "p"))
-	if all := e.count(`SELECT count(*) FROM lethe.txns`); all != 2 || left != 2 {
-		t.Fatalf("%d sidecar rows left (%d from offset 10); want the row inside the window and the one after it", all, left)
+	e.configure("slow", map[string]any{"dedupWindowSeconds": 2 * 86400})
+	e.clock.Set(dayEnd.Add(901 * time.Second))
+	if res := e.fullCycle(); res.TxnsPurged != 0 || !e.leafExists(leaf) {
+		t.Fatalf("another queue's 2-day window: purged %d hashes; want the day kept", res.TxnsPurged)
+	}
+	e.clock.Set(dayEnd.Add(2*24*time.Hour + time.Second))
+	if res := e.fullCycle(); res.TxnsPurged != 2 || e.leafExists(leaf) {
+		t.Fatalf("past every window: purged %d hashes, leaf kept %v; want the day's 2 hashes dropped with it",
+			res.TxnsPurged, e.leafExists(leaf))
 	}
 }

@@ -86,11 +86,11 @@ func TestLateAckAfterTheHashIsPurgedCountsAsNotAcked(t *testing.T) {
 	if r := e.ack(msgs, "g"); !r[0].Success {
 		t.Fatalf("repeated ack inside the window: %s", r[0].Error)
 	}
-	e.clock.Advance(901 * time.Second)
-	if res := e.cycle(); res.TxnsPurged != 1 {
+	e.clock.Set(dayAfter(e.clock.Now()).Add(901 * time.Second))
+	if res := e.fullCycle(); res.TxnsPurged != 1 {
 		t.Fatalf("purged %d hashes, want 1", res.TxnsPurged)
 	}
-	// Past the window the hash is unknown: not acked.
+	// Once its day is dropped the hash is unknown: not acked.
 	if r := e.ack(msgs, "g"); r[0].Success {
 		t.Fatal("a repeated ack after the hash was purged succeeded; it must count as not acked")
 	}
@@ -99,12 +99,12 @@ func TestLateAckAfterTheHashIsPurgedCountsAsNotAcked(t *testing.T) {
 	// old lease after the purge, leaves the message with its new holder.
 	e.pushSegment("q", "p", 1)
 	first := e.pop("q", "p", "g", 1)
-	e.clock.Advance(1000 * time.Second) // past leaseTime (300) and the 900 s floor
+	e.clock.Set(dayAfter(e.clock.Now()).Add(1000 * time.Second)) // past leaseTime (300), its day and the 900 s floor
 	again := e.pop("q", "p", "g", 1)
 	if len(again.Messages) != 1 || again.Messages[0].TransactionID != first.Messages[0].TransactionID {
 		t.Fatalf("expected redelivery of %s, got %v", first.Messages[0].TransactionID, again.Messages)
 	}
-	if res := e.cycle(); res.TxnsPurged != 1 {
+	if res := e.fullCycle(); res.TxnsPurged != 1 {
 		t.Fatalf("purged %d hashes, want 1", res.TxnsPurged)
 	}
 	r := e.ack(first.Messages, "g")
@@ -114,6 +114,11 @@ func TestLateAckAfterTheHashIsPurgedCountsAsNotAcked(t *testing.T) {
 	if r := e.ack(again.Messages, "g"); !r[0].Success {
 		t.Fatalf("ack by the new holder: %s", r[0].Error)
 	}
+}
+
+// dayAfter is the start of the UTC day after t's.
+func dayAfter(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, time.UTC)
 }
 
 func offsets(msgs []api.Message) []int64 {

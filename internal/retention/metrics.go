@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // collectors are the loop's Prometheus instruments. They count whether or
@@ -22,6 +24,11 @@ type collectors struct {
 	cycleDuration     prometheus.Histogram
 	oldestAge         *prometheus.GaugeVec
 	windowLag         *prometheus.GaugeVec
+	moved             *prometheus.CounterVec
+	leavesDropped     *prometheus.CounterVec
+	heldMessages      *prometheus.GaugeVec
+	heldBytes         *prometheus.GaugeVec
+	quarantined       *prometheus.GaugeVec
 	reclaimed         *prometheus.CounterVec
 }
 
@@ -80,6 +87,26 @@ func newCollectors() *collectors {
 			Name: "lethe_retention_window_lag_seconds",
 			Help: "Seconds by which each queue's oldest retained message is older than its window: how far the footprint on disk lags the configured retention (whole segments, the sweep interval, a stalled consumer group).",
 		}, []string{"queue"}),
+		moved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_moved_frames_total",
+			Help: "Messages moved by the tier check and tier changes, by rule (held_move: to the held area; tier_move: into the queue's tier).",
+		}, []string{"rule"}),
+		leavesDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_retention_leaves_dropped_total",
+			Help: "Time partitions (leaves) dropped whole, by tier (1w, 3w, 7w, forever, held, txns).",
+		}, []string{"tier"}),
+		heldMessages: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "lethe_held_messages",
+			Help: "Messages of each queue in the held area (pending when their partition expired), counted at the last tier check.",
+		}, []string{"queue"}),
+		heldBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "lethe_held_bytes",
+			Help: "Frame bytes of each queue in the held area, counted at the last tier check.",
+		}, []string{"queue"}),
+		quarantined: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "lethe_quarantined_messages",
+			Help: "Dead letters of each queue not yet replayed or deleted, counted at the last tier check.",
+		}, []string{"queue"}),
 		reclaimed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_retention_reclaimed_rows_total",
 			Help: "Rows the reclaim phase deleted outside the segment log, by rule (stream_query_retired, stream_state_idle, trace_retention).",
@@ -92,12 +119,24 @@ func (s *Service) Register(reg prometheus.Registerer) error {
 	m := s.metrics
 	for _, c := range []prometheus.Collector{m.segments, m.frames, m.bytes, m.txnsPurged, m.partitionsDeleted,
 		m.metricsPurged, m.purgeFailures, m.stepFailures, m.cycles, m.skipped, m.cycleDuration, m.oldestAge, m.windowLag,
-		m.reclaimed} {
+		m.moved, m.leavesDropped, m.heldMessages, m.heldBytes, m.quarantined, m.reclaimed} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// observeHeld sets the held and quarantined gauges of every queue.
+func (m *collectors) observeHeld(held []store.QueueHeld) {
+	m.heldMessages.Reset()
+	m.heldBytes.Reset()
+	m.quarantined.Reset()
+	for _, h := range held {
+		m.heldMessages.WithLabelValues(h.Queue).Set(float64(h.Messages))
+		m.heldBytes.WithLabelValues(h.Queue).Set(float64(h.Bytes))
+		m.quarantined.WithLabelValues(h.Queue).Set(float64(h.Quarantined))
+	}
 }
 
 func (m *collectors) deleted(rule string, a Amount) {
@@ -107,15 +146,20 @@ func (m *collectors) deleted(rule string, a Amount) {
 }
 
 // clearQueueGauges drops the per-queue gauges on a replica that is not
-// sweeping, so only the sweeping replica reports them.
+// sweeping, so only the sweeping replica reports them (the held gauges
+// stay between tier checks on the one that sweeps).
 func (m *collectors) clearQueueGauges() {
 	m.oldestAge.Reset()
 	m.windowLag.Reset()
+	m.heldMessages.Reset()
+	m.heldBytes.Reset()
+	m.quarantined.Reset()
 }
 
 // observeQueues sets the per-queue gauges from the work list.
 func (m *collectors) observeQueues(work []queueWork, now time.Time) {
-	m.clearQueueGauges()
+	m.oldestAge.Reset()
+	m.windowLag.Reset()
 	for _, w := range work {
 		if w.OldestAt == nil {
 			continue

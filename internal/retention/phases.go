@@ -28,15 +28,6 @@ func (s *Service) evictionPhase(ctx context.Context, conn *pgx.Conn, work []queu
 		})
 }
 
-// txnPhase purges the transaction-id hash sidecar of every partition, on
-// its own clock: GREATEST(dedupWindowSeconds, completedRetentionSeconds,
-// 900 s), whether or not retention is on.
-func (s *Service) txnPhase(ctx context.Context, conn *pgx.Conn, work []queueWork, _ time.Time, res *CycleResult) error {
-	return s.eachPartition(ctx, conn, PhaseTxns, work, res,
-		func(w partitionWork) bool { return w.TxnsDue },
-		func(w partitionWork) error { return s.purgePartitionTxns(ctx, conn, w, res) })
-}
-
 // eachPartition runs one phase on every partition of the work list that
 // needs it. A partition whose step fails is recorded and skipped; the
 // phase goes on with the others unless the cycle must stop.
@@ -105,25 +96,4 @@ func (s *Service) sweepStep(ctx context.Context, conn *pgx.Conn, w partitionWork
 		s.metrics.deleted(*rule, a)
 	}
 	return done, rows.Err()
-}
-
-// purgePartitionTxns calls lethe.purge_txns_step on one partition until
-// it reports done.
-func (s *Service) purgePartitionTxns(ctx context.Context, conn *pgx.Conn, w partitionWork, res *CycleResult) error {
-	for n := 0; ; n++ {
-		var purged int32
-		var done bool
-		err := s.step(ctx, PhaseTxns, n, func(sctx context.Context) error {
-			return conn.QueryRow(sctx, `SELECT purged, done FROM lethe.purge_txns_step($1, $2, $3)`,
-				w.PartitionID, w.TxnCutoff, s.cfg.BatchSize).Scan(&purged, &done)
-		})
-		if err != nil {
-			return fmt.Errorf("hash purge step %d: %w", n, err)
-		}
-		res.TxnsPurged += int64(purged)
-		s.metrics.txnsPurged.Add(float64(purged))
-		if done {
-			return nil
-		}
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // Rules as they are named in the history, the metrics and the API.
@@ -15,6 +17,12 @@ const (
 	RuleCompletedRetention = "completed_retention"
 	RuleMaxWait            = "max_wait"
 	RulePartitionCleanup   = "partition_cleanup"
+	RuleTierDrop           = store.RuleTierDrop
+	RuleHeldDrop           = store.RuleHeldDrop
+	RuleTierChange         = store.RuleTierChange
+	RuleHeldMove           = store.RuleHeldMove
+	RuleTierMove           = store.RuleTierMove
+	RuleQuarantinePurge    = store.RuleQuarantinePurge
 )
 
 // Phases as the test hook and the logs name them.
@@ -25,6 +33,8 @@ const (
 	PhaseEviction  = "eviction"
 	PhaseMetrics   = "metrics"
 	PhaseCleanup   = "cleanup"
+	PhaseChanges   = "changes"
+	PhaseTiers     = "tiers"
 )
 
 // Amount is what a rule deleted.
@@ -55,7 +65,22 @@ type CycleResult struct {
 	Retention          Amount
 	CompletedRetention Amount
 	MaxWait            Amount
-	TxnsPurged         int64
+	// TxnsPurged counts the hashes of the sidecar day leaves dropped.
+	TxnsPurged int64
+	// TierDrop and HeldDrop are what went with dropped tier leaves and
+	// held months, TierChange what tier changes deleted; TierMove and
+	// HeldMove what moved into a queue's tier or to the held area.
+	TierDrop   Amount
+	HeldDrop   Amount
+	TierChange Amount
+	TierMove   Amount
+	HeldMove   Amount
+	// TierCheckRan says the tier check ran this cycle; LeavesDropped
+	// counts the leaves it dropped (sidecar days included).
+	TierCheckRan     bool
+	LeavesDropped    int
+	QuarantinePurged int64
+	ChangesFinished  int
 	// CleanupRan says the partition cleanup phase was due this cycle.
 	CleanupRan           bool
 	PartitionsDeleted    int
@@ -126,15 +151,17 @@ func (r CycleResult) Err() error {
 // Total is what the retention and eviction rules deleted together.
 func (r CycleResult) Total() Amount {
 	t := r.Retention
-	t.add(r.CompletedRetention)
-	t.add(r.MaxWait)
+	for _, a := range []Amount{r.CompletedRetention, r.MaxWait, r.TierDrop, r.HeldDrop, r.TierChange} {
+		t.add(a)
+	}
 	return t
 }
 
 // DeletedAnything reports whether the cycle deleted any row.
 func (r CycleResult) DeletedAnything() bool {
 	return r.Total().Segments > 0 || r.TxnsPurged > 0 || r.PartitionsDeleted > 0 ||
-		r.SubscriptionsDeleted > 0 || r.MetricsPurged > 0 || len(r.Reclaimed) > 0
+		r.SubscriptionsDeleted > 0 || r.MetricsPurged > 0 || r.LeavesDropped > 0 || r.QuarantinePurged > 0 ||
+		r.TierMove.Segments > 0 || r.HeldMove.Segments > 0 || r.ChangesFinished > 0 || len(r.Reclaimed) > 0
 }
 
 func (r *CycleResult) amount(rule string) *Amount {
@@ -145,8 +172,27 @@ func (r *CycleResult) amount(rule string) *Amount {
 		return &r.CompletedRetention
 	case RuleMaxWait:
 		return &r.MaxWait
+	case RuleTierDrop:
+		return &r.TierDrop
+	case RuleHeldDrop:
+		return &r.HeldDrop
+	case RuleTierChange:
+		return &r.TierChange
+	case RuleTierMove:
+		return &r.TierMove
+	case RuleHeldMove:
+		return &r.HeldMove
 	}
 	return nil
+}
+
+// addSettled adds what a settle step did.
+func (r *CycleResult) addSettled(st store.Settled) {
+	for rule, m := range st.ByRule {
+		if a := r.amount(rule); a != nil {
+			a.add(Amount{Segments: m.Segments, Frames: m.Frames, Bytes: m.Bytes})
+		}
+	}
 }
 
 // summary is the cycle's log line, worded as seed 000 shows it.
@@ -158,6 +204,11 @@ func (r CycleResult) summary() string {
 	line := fmt.Sprintf("retention swept queues=%d segments_deleted=%d txns_purged=%d max_wait_evicted=%d partitions_deleted=%d metrics_purge=%s elapsed_ms=%d",
 		r.Queues, r.Retention.Segments+r.CompletedRetention.Segments, r.TxnsPurged, r.MaxWait.Segments,
 		r.PartitionsDeleted, purge, r.Elapsed.Milliseconds())
+	if r.TierCheckRan || r.TierMove.Segments+r.HeldMove.Segments+r.TierChange.Segments > 0 {
+		line += fmt.Sprintf(" tier_dropped_frames=%d held_dropped_frames=%d held_moved_frames=%d tier_moved_frames=%d tier_change_deleted_frames=%d leaves_dropped=%d quarantine_purged=%d",
+			r.TierDrop.Frames, r.HeldDrop.Frames, r.HeldMove.Frames, r.TierMove.Frames, r.TierChange.Frames,
+			r.LeavesDropped, r.QuarantinePurged)
+	}
 	for _, rule := range slices.Sorted(maps.Keys(r.Reclaimed)) {
 		line += fmt.Sprintf(" %s=%d", rule, r.Reclaimed[rule])
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/internal/pgtest"
@@ -30,8 +31,28 @@ func requireOption(t *testing.T, table, which string, opts []string, want string
 	}
 }
 
+// leavesOf lists a partitioned table's leaf partitions (none, in a fresh
+// database, for those whose leaves the server creates at start), or the
+// table itself when it is a plain one.
+func leavesOf(t *testing.T, pool *pgxpool.Pool, table string) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `
+		SELECT $1::regclass::text WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_partition_tree($1::regclass))
+		UNION ALL
+		SELECT relid::regclass::text FROM pg_catalog.pg_partition_tree($1::regclass) WHERE isleaf`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("leaves of %s: %v", table, err)
+	}
+	return out
+}
+
 // Migration 090 gives the high-churn tables (and their TOAST tables) their
-// autovacuum settings.
+// autovacuum settings: each leaf of the partitioned ones (segments and
+// the sidecar, partitioned by the retention tiers).
 func TestHighChurnTablesHaveTheirSettings(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t, pgtest.NewDatabase(t))
@@ -43,13 +64,17 @@ func TestHighChurnTablesHaveTheirSettings(t *testing.T) {
 		"lethe.retention_history": {"autovacuum_vacuum_scale_factor=0.01"},
 		"lethe.retention_runs":    {"autovacuum_vacuum_scale_factor=0.01"},
 	} {
-		heap, _ := reloptions(t, pool, table)
-		for _, w := range want {
-			requireOption(t, table, "heap", heap, w)
+		for _, leaf := range leavesOf(t, pool, table) {
+			heap, _ := reloptions(t, pool, leaf)
+			for _, w := range want {
+				requireOption(t, leaf, "heap", heap, w)
+			}
 		}
 	}
-	_, toast := reloptions(t, pool, "lethe.segments")
-	requireOption(t, "lethe.segments", "TOAST", toast, "autovacuum_vacuum_scale_factor=0.05")
+	for _, leaf := range leavesOf(t, pool, "lethe.segments") {
+		_, toast := reloptions(t, pool, leaf)
+		requireOption(t, leaf, "TOAST", toast, "autovacuum_vacuum_scale_factor=0.05")
+	}
 	if heap, _ := reloptions(t, pool, "lethe.queues"); len(heap) != 0 {
 		t.Errorf("lethe.queues got settings %v; it is not a high-churn table", heap)
 	}
@@ -105,5 +130,24 @@ func TestApplyTableSettingsToPartitions(t *testing.T) {
 
 	if err := pool.QueryRow(ctx, `SELECT lethe.apply_table_settings('lethe.queues')`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("a table without settings: altered %d (%v), want 0", n, err)
+	}
+}
+
+// A leaf the tiers create later (ahead of time, or by the append that needs
+// it) gets its table's settings too (lethe.create_leaf, migration 053).
+func TestNewLeavesGetTheirSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t, pgtest.NewDatabase(t))
+	for _, c := range []struct{ tier, want string }{
+		{"1w", "autovacuum_vacuum_scale_factor=0.05"}, {"held", "autovacuum_vacuum_scale_factor=0.05"},
+		{"txns", "autovacuum_vacuum_scale_factor=0.02"},
+	} {
+		var leaf string
+		if err := pool.QueryRow(ctx, `SELECT lethe.create_leaf($1, '2031-03-04 05:06:07+00')`, c.tier).Scan(&leaf); err != nil {
+			t.Fatalf("create a %s leaf: %v", c.tier, err)
+		}
+		heap, _ := reloptions(t, pool, "lethe."+leaf)
+		requireOption(t, leaf, "heap", heap, c.want)
 	}
 }

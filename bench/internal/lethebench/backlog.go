@@ -33,6 +33,10 @@ type backlog struct {
 	// Hashes writes the transaction-id hash sidecar too, as a push would.
 	// An old backlog has none: the loop purges hashes after 15 minutes.
 	Hashes bool
+	// Options configure the queue (its retentionTier, requiredGroups); the
+	// segments go to the queue's tier, in the leaf of At.
+	Options map[string]any
+	tier    string
 }
 
 // txnHash is the engine's sidecar key: the first 8 bytes of SHA-256.
@@ -46,12 +50,22 @@ func txnHash(txnID string) int64 {
 func (b backlog) write(ctx context.Context, env *Env) ([]uuid.UUID, error) {
 	c := newClient(env.URL, 1)
 	defer c.close()
-	if err := c.configure(ctx, b.Queue, map[string]any{}); err != nil {
+	opts := b.Options
+	if opts == nil {
+		opts = map[string]any{}
+	}
+	if err := c.configure(ctx, b.Queue, opts); err != nil {
 		return nil, fmt.Errorf("create queue %s: %w", b.Queue, err)
 	}
 	var queueID int64
-	if err := env.Pool.QueryRow(ctx, `SELECT id FROM lethe.queues WHERE name = $1`, b.Queue).Scan(&queueID); err != nil {
+	if err := env.Pool.QueryRow(ctx, `SELECT id, retention_tier FROM lethe.queues WHERE name = $1`, b.Queue).
+		Scan(&queueID, &b.tier); err != nil {
 		return nil, fmt.Errorf("look up queue %s: %w", b.Queue, err)
+	}
+	// The leaves the rows go to, as an append would create them.
+	if _, err := env.Pool.Exec(ctx, `SELECT lethe.ensure_leaf($1, $3), lethe.ensure_leaf('txns', $3), lethe.ensure_leaf($2, $3)`,
+		b.tier, "held", b.At); err != nil {
+		return nil, fmt.Errorf("create the leaves of %s: %w", b.Queue, err)
 	}
 	pids := make([]uuid.UUID, b.Partitions)
 	for i := range pids {
@@ -113,12 +127,14 @@ func (b backlog) fillPartition(ctx context.Context, env *Env, pid uuid.UUID, p, 
 				// One sidecar row per segment, as lethe.append writes it.
 				txnRows = append(txnRows, []any{pid, int64(offset), b.At, hashes})
 			}
-			segRows = append(segRows, []any{pid, int64(offset), int64(offset + count - 1), count, b.At, b.At, len(blob), blob})
+			segRows = append(segRows, []any{pid, int64(offset), int64(offset + count - 1), count, b.At, b.At, len(blob), blob,
+				b.tier, b.At})
 			offset += count
 		}
 		err := pgx.BeginFunc(ctx, env.Pool, func(tx pgx.Tx) error {
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"lethe", "segments"},
-				[]string{"partition_id", "base_offset", "last_offset", "frame_count", "first_at", "last_at", "byte_size", "frames"},
+				[]string{"partition_id", "base_offset", "last_offset", "frame_count", "first_at", "last_at", "byte_size", "frames",
+					"tier", "appended_at"},
 				pgx.CopyFromRows(segRows)); err != nil {
 				return fmt.Errorf("copy segments: %w", err)
 			}

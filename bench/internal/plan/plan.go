@@ -30,6 +30,9 @@ type Plan struct {
 	SweepLimit         time.Duration // bound on the sweep itself
 
 	PeerRetentionLimit time.Duration // bound on River's cleaner and NATS MaxAge expiry
+
+	TierDropBytes  int64 // frame bytes in the partition the tier-drop scenario drops (1 GiB in the full run)
+	HeldMoveFrames int   // pending frames the held-move scenario moves
 }
 
 // Full is the measurement profile: about 25 minutes for everything on a
@@ -51,6 +54,8 @@ func Full() Plan {
 		SweepLoadRate:      2000,
 		SweepBaseline:      8 * time.Second,
 		SweepLimit:         60 * time.Second,
+		TierDropBytes:      1 << 30,
+		HeldMoveFrames:     300_000,
 		PeerRetentionLimit: 30 * time.Second,
 	}
 }
@@ -75,6 +80,8 @@ func Quick() Plan {
 		SweepLoadRate:      500,
 		SweepBaseline:      time.Second,
 		SweepLimit:         10 * time.Second,
+		TierDropBytes:      8 << 20,
+		HeldMoveFrames:     5_000,
 		PeerRetentionLimit: 10 * time.Second,
 	}
 }

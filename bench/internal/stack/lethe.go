@@ -36,19 +36,21 @@ type Lethe struct {
 	logFile *os.File
 }
 
-// LetheEnv is what the bench sets for the server unless the environment
-// already says otherwise: quiet logs and, in quick runs only, a retention
-// cycle every second instead of every 5 s, so a smoke run does not wait for
-// its sweep to start. (The sweep's rate is timed from its first delete
-// either way.)
 // benchEncryptionKey is the QUEEN_ENCRYPTION_KEY the bench's lethe runs
 // with, so the encryption scenario can turn encryptionEnabled on: a bench
 // key, not a secret.
 const benchEncryptionKey = "6c657468652062656e6368206b6579202d206e6f742061207365637265742121"
 
+// LetheEnv is what the bench sets for the server unless the environment
+// already says otherwise: quiet logs and, in quick runs only, a retention
+// cycle every second instead of every 5 s, so a smoke run does not wait for
+// its sweep to start. (The sweep's rate is timed from its first delete
+// either way.)
 func LetheEnv(quick bool) map[string]string {
-	// A key, so the encryption scenario can turn encryptionEnabled on.
-	env := map[string]string{"LOG_LEVEL": "warn", "QUEEN_ENCRYPTION_KEY": benchEncryptionKey}
+	// LETHE_TEST_CLOCK adds the route the tier scenarios start the tier
+	// check with (POST /api/v1/test/retention/run; the clock is not moved);
+	// a key, so the encryption scenario can turn encryptionEnabled on.
+	env := map[string]string{"LOG_LEVEL": "warn", "LETHE_TEST_CLOCK": "true", "QUEEN_ENCRYPTION_KEY": benchEncryptionKey}
 	if quick {
 		env["RETENTION_INTERVAL"] = "1000"
 	}

@@ -10,9 +10,9 @@ WITH part AS (
            p.id AS partition_id, p.name AS partition_name,
            h.base_offset AS head_base, h.last_offset AS head_last,
            h.first_at AS head_first_at, h.last_at AS head_last_at,
-           (SELECT t.created_at FROM lethe.txns t
-             WHERE t.partition_id = p.id
-             ORDER BY t.base_offset LIMIT 1) AS txn_head_at
+           -- The sidecar is dropped by day leaves in the tier check
+           -- (migration 050), not purged by partition.
+           NULL::timestamptz AS txn_head_at
       FROM lethe.retention_cutoffs($1::timestamptz) c
       JOIN lethe.partitions p ON p.queue_id = c.queue_id
       LEFT JOIN LATERAL (

@@ -27,6 +27,10 @@ type Segment struct {
 	Hashes  []int64
 	FirstAt time.Time
 	LastAt  time.Time
+	// Tier is where the segment is stored (empty: its queue's tier), and
+	// AppendedAt the time that places it in a leaf (zero: LastAt).
+	Tier       string
+	AppendedAt time.Time
 }
 
 // Write stores seg bypassing lethe.append, and moves the partition's
@@ -34,13 +38,34 @@ type Segment struct {
 // beyond.
 func Write(ctx context.Context, q store.Querier, seg Segment) error {
 	last := seg.Base + int64(seg.Count) - 1
+	at := seg.AppendedAt
+	if at.IsZero() {
+		at = seg.LastAt
+	}
+	tier := seg.Tier
+	if tier == "" {
+		if err := q.QueryRow(ctx, `SELECT q.retention_tier FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+			WHERE p.id = $1`, seg.Partition).Scan(&tier); err != nil {
+			return fmt.Errorf("storetest: tier of %s: %w", seg.Partition, err)
+		}
+	}
+	// The leaf first, in a statement of its own: an insert routes its rows
+	// by the leaves that existed when it started.
+	if _, err := q.Exec(ctx, `SELECT lethe.ensure_leaf($1, $2)`, tier, at); err != nil {
+		return fmt.Errorf("storetest: leaf for segment %d of %s: %w", seg.Base, seg.Partition, err)
+	}
 	if _, err := q.Exec(ctx, `
-		INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count, first_at, last_at, byte_size, frames)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		seg.Partition, seg.Base, last, seg.Count, seg.FirstAt, seg.LastAt, len(seg.Frames), seg.Frames); err != nil {
+		INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count, first_at, last_at, byte_size,
+		                            frames, tier, appended_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		seg.Partition, seg.Base, last, seg.Count, seg.FirstAt, seg.LastAt, len(seg.Frames), seg.Frames,
+		tier, at); err != nil {
 		return fmt.Errorf("storetest: write segment %d of %s: %w", seg.Base, seg.Partition, err)
 	}
 	if len(seg.Hashes) > 0 {
+		if _, err := q.Exec(ctx, `SELECT lethe.ensure_leaf('txns', $1)`, seg.LastAt); err != nil {
+			return fmt.Errorf("storetest: sidecar leaf for segment %d of %s: %w", seg.Base, seg.Partition, err)
+		}
 		if _, err := q.Exec(ctx, `INSERT INTO lethe.txns (partition_id, base_offset, created_at, hashes) VALUES ($1, $2, $3, $4)`,
 			seg.Partition, seg.Base, seg.LastAt, seg.Hashes); err != nil {
 			return fmt.Errorf("storetest: write hashes of segment %d of %s: %w", seg.Base, seg.Partition, err)

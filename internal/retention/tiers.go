@@ -1,0 +1,319 @@
+package retention
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/internal/store"
+	"github.com/lethe-mq/lethe/internal/tier"
+)
+
+// tierCheckKey is the lethe.settings row whose updated_at spaces the tier
+// check across every replica.
+const tierCheckKey = "retention.tier_check"
+
+// leavesAhead is how many periods after the current one get their leaf
+// before any append needs it.
+const leavesAhead = 2
+
+// tierPhase runs the tier check when it is due (every TierInterval across
+// replicas) or forced: leaves ahead, expired tier leaves settled and
+// dropped, held months and empty forever leaves dropped, sidecar days past
+// every window dropped, then the held and quarantined gauges.
+func (s *Service) tierPhase(ctx context.Context, conn *pgx.Conn, now time.Time, force bool, res *CycleResult) error {
+	if !force {
+		due, err := s.claimEvery(ctx, conn, tierCheckKey, s.cfg.TierInterval, now)
+		if err != nil || !due {
+			return err
+		}
+	}
+	res.TierCheckRan = true
+	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return s.leavesAhead(sctx, conn, now) }); err != nil {
+		if err := s.failed(ctx, conn, PhaseTiers, "", "", err, res); err != nil {
+			return err
+		}
+	}
+	leaves, err := store.Leaves(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("retention: tier check: %w", err)
+	}
+	txnCutoff, err := sidecarCutoff(ctx, conn, now)
+	if err != nil {
+		return err
+	}
+	for _, l := range leaves {
+		if err := s.checkLeaf(ctx, conn, l, now, txnCutoff, res); err != nil {
+			if err := s.failed(ctx, conn, PhaseTiers, "", l.Name, err, res); err != nil {
+				return err
+			}
+		}
+	}
+	return s.heldGauges(ctx, conn)
+}
+
+// checkLeaf drops one leaf if its time has come, resuming a drop a crash
+// interrupted.
+func (s *Service) checkLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, now, txnCutoff time.Time, res *CycleResult) error {
+	if l.State != store.LeafAttached {
+		return s.dropLeaf(ctx, conn, l, now, res)
+	}
+	switch t := tier.Tier(l.Tier); {
+	case l.Tier == store.TierTxns:
+		if !l.To.After(txnCutoff) {
+			return s.dropSidecarLeaf(ctx, conn, l, res)
+		}
+	case t == tier.Held:
+		if l.To.After(now) {
+			return nil
+		}
+		pending, err := store.LeafPending(ctx, conn, l.Name)
+		if err != nil || pending {
+			return err
+		}
+		return s.dropLeaf(ctx, conn, l, now, res)
+	case t == tier.Forever:
+		if l.To.After(now) {
+			return nil
+		}
+		empty, err := store.LeafEmpty(ctx, conn, l.Name)
+		if err != nil || !empty {
+			return err
+		}
+		return s.dropLeaf(ctx, conn, l, now, res)
+	default:
+		w, _ := t.Window()
+		if l.To.After(now.Add(-w)) {
+			return nil
+		}
+		if err := s.settleLeaf(ctx, conn, l, now, res); err != nil {
+			return err
+		}
+		return s.dropLeaf(ctx, conn, l, now, res)
+	}
+	return nil
+}
+
+// settleLeaf moves out of an expired leaf, partition by partition, what
+// must outlive it: segments their queue's (new) tier still keeps, and
+// segments with frames some group wants (to the held area).
+func (s *Service) settleLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, now time.Time, res *CycleResult) error {
+	after := uuid.Nil
+	for {
+		var ids []uuid.UUID
+		err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error {
+			var err error
+			ids, err = store.LeafPartitions(sctx, conn, l.Name, after, s.cfg.BatchSize)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, pid := range ids {
+			if err := s.settlePartition(ctx, conn, pid, l, now, res); err != nil {
+				return err
+			}
+		}
+		if len(ids) < s.cfg.BatchSize {
+			return nil
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+func (s *Service) settlePartition(ctx context.Context, conn *pgx.Conn, pid uuid.UUID, l store.Leaf, now time.Time, res *CycleResult) error {
+	from, need, err := store.SettleStart(ctx, conn, pid, l.Name, l.Tier)
+	if err != nil || !need {
+		return err
+	}
+	for n := 0; ; n++ {
+		var st store.Settled
+		err := s.step(ctx, PhaseTiers, n, func(sctx context.Context) error {
+			var err error
+			st, err = store.SettleStep(sctx, conn, pid, l.Name, nil, from, s.cfg.BatchSize, now)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("settle partition %s: %w", pid, err)
+		}
+		s.settled(res, st)
+		if st.Done {
+			return nil
+		}
+		from = st.Next
+	}
+}
+
+// dropLeaf detaches a leaf (without an ACCESS EXCLUSIVE lock on its
+// parent), writes per lethe partition the audit row of what goes with it
+// (purging dead letters of quarantined: purge queues, moving low
+// watermarks), and drops it. Every part resumes where a crash stopped it.
+func (s *Service) dropLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, now time.Time, res *CycleResult) error {
+	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return store.DetachLeaf(sctx, conn, l.Name) }); err != nil {
+		return err
+	}
+	rule := store.RuleTierDrop
+	if l.Tier == string(tier.Held) {
+		rule = store.RuleHeldDrop
+	}
+	after := uuid.Nil
+	if l.AuditedThrough != nil {
+		after = *l.AuditedThrough
+	}
+	if l.Tier != store.TierTxns {
+		if err := s.auditLeaf(ctx, conn, l.Name, rule, after, now, res); err != nil {
+			return err
+		}
+	}
+	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return store.DropLeaf(sctx, conn, l.Name) }); err != nil {
+		return err
+	}
+	res.LeavesDropped++
+	s.metrics.leavesDropped.WithLabelValues(l.Tier).Inc()
+	s.cfg.Logger.Info("retention leaf dropped", "leaf", l.Name, "tier", l.Tier)
+	return nil
+}
+
+// auditLeaf runs the per-partition drop steps of a detached leaf.
+func (s *Service) auditLeaf(ctx context.Context, conn *pgx.Conn, leaf, rule string, after uuid.UUID, now time.Time, res *CycleResult) error {
+	for {
+		var ids []uuid.UUID
+		err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error {
+			var err error
+			ids, err = store.LeafPartitions(sctx, conn, leaf, after, s.cfg.BatchSize)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, pid := range ids {
+			if err := s.dropPartition(ctx, conn, leaf, pid, rule, now, res); err != nil {
+				return err
+			}
+		}
+		if len(ids) < s.cfg.BatchSize {
+			return nil
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+func (s *Service) dropPartition(ctx context.Context, conn *pgx.Conn, leaf string, pid uuid.UUID, rule string, now time.Time, res *CycleResult) error {
+	for n := 0; ; n++ {
+		var d store.Dropped
+		err := s.step(ctx, PhaseTiers, n, func(sctx context.Context) error {
+			var err error
+			d, err = store.DropPartitionStep(sctx, conn, leaf, pid, rule, s.cfg.BatchSize, now)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		res.QuarantinePurged += d.DeadLetters
+		a := Amount{Segments: d.Segments, Frames: d.Frames, Bytes: d.Bytes}
+		if total := res.amount(rule); total != nil {
+			total.add(a)
+		}
+		if a.Segments > 0 {
+			s.metrics.deleted(rule, a)
+		}
+		if d.Done {
+			return nil
+		}
+	}
+}
+
+// dropSidecarLeaf drops a day of the hash sidecar older than every
+// queue's window.
+func (s *Service) dropSidecarLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, res *CycleResult) error {
+	var hashes int64
+	err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error {
+		var err error
+		hashes, err = store.LeafHashes(sctx, conn, l.Name)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return store.DetachLeaf(sctx, conn, l.Name) }); err != nil {
+		return err
+	}
+	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return store.DropLeaf(sctx, conn, l.Name) }); err != nil {
+		return err
+	}
+	res.TxnsPurged += hashes
+	res.LeavesDropped++
+	s.metrics.txnsPurged.Add(float64(hashes))
+	s.metrics.leavesDropped.WithLabelValues(l.Tier).Inc()
+	return nil
+}
+
+// leavesAhead creates the leaves of the current and the next periods of
+// every tier a queue uses or is changing to, of forever, held and the
+// sidecar.
+func (s *Service) leavesAhead(ctx context.Context, conn *pgx.Conn, now time.Time) error {
+	rows, err := conn.Query(ctx, `
+		SELECT retention_tier FROM lethe.queues
+		UNION SELECT to_tier FROM lethe.retention_changes WHERE state <> 'done'
+		UNION SELECT unnest(ARRAY['forever', 'held', 'txns'])`)
+	if err != nil {
+		return err
+	}
+	tiers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	return store.EnsureLeaves(ctx, conn, tiers, now, leavesAhead)
+}
+
+// sidecarCutoff is the time before which no queue needs a hash any more:
+// now minus the largest sidecar window, GREATEST(dedupWindowSeconds,
+// completedRetentionSeconds, 900 s), of any queue.
+func sidecarCutoff(ctx context.Context, conn *pgx.Conn, now time.Time) (time.Time, error) {
+	var cutoff time.Time
+	err := conn.QueryRow(ctx, `
+		SELECT $1::timestamptz - make_interval(secs => greatest(coalesce(max(greatest(dedup_window_seconds,
+		       completed_retention_seconds)), 0), 900))
+		  FROM lethe.queues`, now).Scan(&cutoff)
+	if err != nil {
+		return cutoff, fmt.Errorf("retention: sidecar window: %w", err)
+	}
+	return cutoff, nil
+}
+
+// heldGauges sets lethe_held_messages, lethe_held_bytes and
+// lethe_quarantined_messages per queue.
+func (s *Service) heldGauges(ctx context.Context, conn *pgx.Conn) error {
+	held, err := store.HeldTotals(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("retention: tier check: %w", err)
+	}
+	s.metrics.observeHeld(held)
+	return nil
+}
+
+// claimEvery claims the periodic job named key: the update happens, and
+// a row comes back, only when its last run is every old (or in the
+// future, after the clock was set back).
+func (s *Service) claimEvery(ctx context.Context, conn *pgx.Conn, key string, every time.Duration, now time.Time) (bool, error) {
+	rows, err := conn.Query(ctx, `
+		INSERT INTO lethe.settings (key, value, updated_at)
+		VALUES ($1, jsonb_build_object('lastRunAt', $2::timestamptz), $2)
+		ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at
+		 WHERE lethe.settings.updated_at <= $2::timestamptz - make_interval(secs => $3)
+		    OR lethe.settings.updated_at > $2::timestamptz
+		RETURNING 1`, key, now, every.Seconds())
+	if err != nil {
+		return false, fmt.Errorf("retention: schedule %s: %w", key, err)
+	}
+	defer rows.Close()
+	due := rows.Next()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("retention: schedule %s: %w", key, err)
+	}
+	return due, nil
+}
