@@ -30,6 +30,9 @@ type Options struct {
 	DatabaseURL string // an external PostgreSQL instead of a private one
 	NATSURL     string // an external nats-server
 	Args        []string
+	// Scenarios, when set, keeps only the ceiling and lethe steps whose
+	// name contains one of these words (the ceiling's tables always run).
+	Scenarios []string
 
 	Plan plan.Plan
 
@@ -54,12 +57,14 @@ func parseFlags(args []string) (Options, error) {
 	fs.StringVar(&o.LetheURL, "lethe-url", "", "measure a lethe already running at this URL (needs -database-url of its database)")
 	fs.StringVar(&o.DatabaseURL, "database-url", "", "use this PostgreSQL (a superuser connection) instead of starting a private one")
 	fs.StringVar(&o.NATSURL, "nats-url", "", "use this nats-server (JetStream on) instead of starting one")
+	scenarios := fs.String("scenarios", "", "run only the ceiling and lethe steps whose name contains one of these comma-separated words (e.g. \"sweep,segment delete\"); default all")
 	o.soakFlags.register(fs, &o.Soak)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	o.Args = args
 	o.Systems = splitList(*only)
+	o.Scenarios = splitList(*scenarios)
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
@@ -68,6 +73,19 @@ func parseFlags(args []string) (Options, error) {
 		o.Sizes = append(o.Sizes, n)
 	}
 	return o, o.Validate()
+}
+
+// wants reports whether the step named name is selected by -scenarios.
+func (o *Options) wants(name string) bool {
+	if len(o.Scenarios) == 0 {
+		return true
+	}
+	for _, w := range o.Scenarios {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func splitList(s string) []string {

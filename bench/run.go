@@ -287,6 +287,9 @@ func (r *runner) ceiling(ctx context.Context, size int) {
 		{"INSERT latency", ceiling.InsertLatency},
 		{"segment delete", ceiling.DeleteSegments},
 	} {
+		if s.name != "tables" && !r.opts.wants(s.name) {
+			continue
+		}
 		r.step(ctx, label+" "+s.name, func() error { return s.f(ctx, env, size) })
 	}
 }
@@ -294,6 +297,9 @@ func (r *runner) ceiling(ctx context.Context, size int) {
 func (r *runner) lethe(ctx context.Context, env *lethebench.Env, size int) {
 	label := "lethe " + payload.Label(size)
 	run := func(name string, f func() error) {
+		if !r.opts.wants(name) {
+			return
+		}
 		r.step(ctx, label+" "+name, func() error {
 			if err := lethebench.Reset(ctx, env); err != nil {
 				return err
