@@ -20,6 +20,7 @@ func TestPrometheusLagMatchesTheAPI(t *testing.T) {
 
 	// "idle" subscribes (mode all) before anything is pushed: it has no
 	// cursor on any partition and is owed everything.
+	call(t, "POST", s.URL+"/api/v1/configure", map[string]any{"queue": "lag"}, http.StatusOK, nil)
 	call(t, "GET", s.URL+"/api/v1/pop/queue/lag?consumerGroup=idle", nil, http.StatusNoContent, nil)
 	var items []api.PushItem
 	for p := range 3 {
