@@ -19,10 +19,13 @@ type DeadLetter struct {
 	ConsumerGroup string          `json:"consumerGroup"`
 	Offset        int64           `json:"offset"`
 	Data          json.RawMessage `json:"data"`
-	ErrorMessage  string          `json:"errorMessage"`
-	RetryCount    int             `json:"retryCount"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	FailedAt      time.Time       `json:"failedAt"`
+	// DataError says why data is null although the message had a payload:
+	// it is sealed under a key this server does not hold.
+	DataError    string    `json:"dataError,omitempty"`
+	ErrorMessage string    `json:"errorMessage"`
+	RetryCount   int       `json:"retryCount"`
+	CreatedAt    time.Time `json:"createdAt"`
+	FailedAt     time.Time `json:"failedAt"`
 }
 
 // DeadLetterList is a page of GET /api/v1/dlq, the most recently failed

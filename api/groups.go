@@ -76,3 +76,38 @@ type LaggingPartition struct {
 	OldestUnconsumedAt *time.Time `json:"oldest_unconsumed_at"`
 	LastConsumedAt     *time.Time `json:"last_consumed_at"`
 }
+
+// GroupDeleted answers DELETE /api/v1/consumer-groups/{group} (Queen's
+// shape).
+type GroupDeleted struct {
+	Success           bool   `json:"success"`
+	ConsumerGroup     string `json:"consumerGroup"`
+	QueueName         string `json:"queueName,omitempty"`
+	DeletedPartitions int64  `json:"deletedPartitions"`
+	MetadataDeleted   bool   `json:"metadataDeleted"`
+}
+
+// SubscriptionUpdated answers a subscription time change (Queen's shape).
+type SubscriptionUpdated struct {
+	Success       bool      `json:"success"`
+	ConsumerGroup string    `json:"consumerGroup"`
+	NewTimestamp  time.Time `json:"newTimestamp"`
+	RowsUpdated   int64     `json:"rowsUpdated"`
+}
+
+// SeekResult answers a seek of a group's cursors (Queen's shape).
+type SeekResult struct {
+	Success           bool       `json:"success"`
+	ConsumerGroup     string     `json:"consumerGroup"`
+	QueueName         string     `json:"queueName"`
+	Partition         string     `json:"partition,omitempty"`
+	SeekToEnd         bool       `json:"seekToEnd"`
+	TargetTimestamp   *time.Time `json:"targetTimestamp"`
+	PartitionsUpdated int        `json:"partitionsUpdated"`
+	// CommittedOffset is where a one-partition seek left the cursor.
+	CommittedOffset *int64 `json:"committedOffset,omitempty"`
+	// ClampedPartitions counts partitions where the target time lies at or
+	// before the oldest message still retained, older ones having been
+	// deleted by retention: those cursors start at the oldest retained one.
+	ClampedPartitions int `json:"clampedPartitions,omitempty"`
+}

@@ -11,6 +11,9 @@ const (
 	MessageProcessing = "processing"
 	MessageCompleted  = "completed"
 	MessageDead       = "dead"
+	// MessageExpired is waiting but older than the queue's ttl: it will be
+	// passed, never delivered.
+	MessageExpired = "expired"
 )
 
 // BrowsedMessage is one message of GET /api/v1/messages. The payload is
@@ -26,8 +29,8 @@ type BrowsedMessage struct {
 	Namespace     string `json:"namespace,omitempty"`
 	Task          string `json:"task,omitempty"`
 	Offset        int64  `json:"offset"`
-	// Status is the first of dead, processing, pending that any consumer
-	// group reports, else completed; ConsumerGroups has each group's.
+	// Status is the first of dead, processing, pending, expired that any
+	// consumer group reports, else completed; ConsumerGroups has each group's.
 	Status         string            `json:"status"`
 	ConsumerGroups map[string]string `json:"consumerGroups"`
 	CreatedAt      time.Time         `json:"createdAt"`
@@ -42,6 +45,9 @@ type MessagePage struct {
 	// Truncated says the scan stopped at its budget before filling the
 	// page: narrow the filters (queue, partition, from, to).
 	Truncated bool `json:"truncated"`
+	// Unreadable counts stored messages the scan passed but could not
+	// decode (a damaged segment); they are logged on the server.
+	Unreadable int `json:"unreadable,omitempty"`
 }
 
 // MessageDetail is one message with its payload.

@@ -12,6 +12,7 @@ import (
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/store"
 	"github.com/lethe-mq/lethe/internal/store/storetest"
 )
@@ -69,7 +70,7 @@ func TestCoreCorruptMessagesDoNotBreakPopOrAck(t *testing.T) {
 	if n := h.get("unreadable poison"); n != 2 {
 		t.Errorf("unreadable counted %d, want 2 (the payload that is not JSON, the damaged frame)", n)
 	}
-	dls, total, err := e.eng.DeadLetters(e.ctx, engine.DeadLetterFilter{Queue: "poison", Group: "g"})
+	dls, total, err := readerOf(e.eng).DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "poison", Group: "g"})
 	if err != nil || total != 2 {
 		t.Fatalf("dead letters = %d, %v; want the 2 unreadable messages", total, err)
 	}
@@ -131,7 +132,7 @@ func TestCoreCorruptMessagesDeadLetter(t *testing.T) {
 	if payload != nil || !strings.Contains(reason, "payload could not be kept") {
 		t.Errorf("dead letter of a payload jsonb refuses: payload %v error %q", payload, reason)
 	}
-	if _, total, err := e.eng.DeadLetters(e.ctx, engine.DeadLetterFilter{Queue: "poison"}); err != nil || total != 7 {
+	if _, total, err := readerOf(e.eng).DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "poison"}); err != nil || total != 7 {
 		t.Errorf("dead letters listed: %d, %v; want 7 (4 dlq acks, 3 unreadable)", total, err)
 	}
 }
@@ -155,7 +156,7 @@ func TestCoreCorruptMessagesBrowse(t *testing.T) {
 	h, hooks := recordHooks()
 	e := newCoreEnv(t, engine.Config{Hooks: hooks})
 	bad := poisonPartition(e)
-	page, err := e.eng.BrowseMessages(e.ctx, engine.MessageFilter{Queue: "poison"})
+	page, err := readerOf(e.eng).BrowseMessages(e.ctx, inspect.MessageFilter{Queue: "poison"})
 	if err != nil {
 		t.Fatalf("browse: %v", err)
 	}
@@ -165,13 +166,13 @@ func TestCoreCorruptMessagesBrowse(t *testing.T) {
 	if h.get("unreadable poison") != 1 {
 		t.Errorf("browse counted %d unreadable", h.get("unreadable poison"))
 	}
-	if _, err := e.eng.GetMessage(e.ctx, bad.String(), "badjson"); !errors.Is(err, engine.ErrConflict) {
+	if _, err := readerOf(e.eng).GetMessage(e.ctx, bad.String(), "badjson"); !errors.Is(err, engine.ErrConflict) {
 		t.Errorf("get the message that is not JSON: %v, want ErrConflict", err)
 	}
-	if m, err := e.eng.GetMessage(e.ctx, bad.String(), nulTxn); err != nil || m.Offset != 1 || string(m.Payload) != `"b1"` {
+	if m, err := readerOf(e.eng).GetMessage(e.ctx, bad.String(), nulTxn); err != nil || m.Offset != 1 || string(m.Payload) != `"b1"` {
 		t.Errorf("get the NUL id: %+v, %v", m, err)
 	}
-	if m, err := e.eng.GetMessage(e.ctx, bad.String(), "b6"); err != nil || m.Offset != 6 {
+	if m, err := readerOf(e.eng).GetMessage(e.ctx, bad.String(), "b6"); err != nil || m.Offset != 6 {
 		t.Errorf("get b6: %+v, %v", m, err)
 	}
 }

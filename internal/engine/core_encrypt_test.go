@@ -11,6 +11,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/seal"
 )
 
@@ -86,11 +87,11 @@ func TestCoreEncryptedQueueStoresNoPayloadInClear(t *testing.T) {
 	e.ackMsg(resp.Messages[1], api.AckCompleted)
 	e.ackMsg(resp.Messages[2], api.AckCompleted)
 	// Browse and the dead letter list open it too.
-	got, err := e.eng.GetMessage(e.ctx, resp.Messages[1].PartitionID, resp.Messages[1].TransactionID)
+	got, err := readerOf(e.eng).GetMessage(e.ctx, resp.Messages[1].PartitionID, resp.Messages[1].TransactionID)
 	if err != nil || string(got.Payload) != payload(2) || got.PayloadBytes != len(payload(2)) {
 		t.Errorf("GetMessage = %+v, %v", got, err)
 	}
-	dead, _, err := e.eng.DeadLetters(e.ctx, engine.DeadLetterFilter{Queue: "vault"})
+	dead, _, err := readerOf(e.eng).DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "vault"})
 	if err != nil || len(dead) != 1 || string(dead[0].Data) != payload(1) || dead[0].DataError != "" {
 		t.Fatalf("dead letters = %+v, %v", dead, err)
 	}
@@ -166,11 +167,11 @@ func TestCoreEncryptionKeyRotation(t *testing.T) {
 	if err != nil || len(resp.Messages) != 1 || string(resp.Messages[0].Data) != `"sealed-by-b"` {
 		t.Fatalf("server without the old key popped %v, %v; want only the new message", corePayloads(resp), err)
 	}
-	dead, _, _ := newOnly.DeadLetters(old.ctx, engine.DeadLetterFilter{Queue: "vault", Group: "h"})
+	dead, _, _ := readerOf(newOnly).DeadLetters(old.ctx, inspect.DeadLetterFilter{Queue: "vault", Group: "h"})
 	if len(dead) != 1 || !strings.Contains(dead[0].ErrorMessage, "unreadable") || dead[0].Data != nil || dead[0].DataError == "" {
 		t.Fatalf("dead letters without the old key = %+v", dead)
 	}
-	listed, _, _ := rotated.DeadLetters(old.ctx, engine.DeadLetterFilter{Queue: "vault", Group: "h"})
+	listed, _, _ := readerOf(rotated).DeadLetters(old.ctx, inspect.DeadLetterFilter{Queue: "vault", Group: "h"})
 	if len(listed) != 1 || !bytes.Equal(listed[0].Data, []byte(`"sealed-by-a"`)) {
 		t.Fatalf("a server with the old key lists %+v", listed)
 	}

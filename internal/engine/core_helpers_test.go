@@ -13,6 +13,7 @@ import (
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/pgtest"
 	"github.com/lethe-mq/lethe/internal/schema"
 	"github.com/lethe-mq/lethe/internal/store"
@@ -178,4 +179,12 @@ func coreSameCounts(t *testing.T, before, after map[string]int64) {
 			t.Errorf("%s: %d, want %d (nothing should have been written)", k, after[k], v)
 		}
 	}
+}
+
+// readerOf is the read models over eng, as the HTTP server builds them
+// (the engine's own tests of what a browse or DLQ listing shows).
+func readerOf(eng *engine.Engine) *inspect.Reader {
+	h := eng.Hooks()
+	return inspect.New(inspect.Config{Pool: eng.Pool(), Clock: eng.Clock(), Keys: eng.Keys(),
+		Unreadable: h.Unreadable, PartitionFailed: h.PartitionFailed})
 }

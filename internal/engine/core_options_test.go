@@ -10,6 +10,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 )
 
 // expiredCounter counts the Expired hook by queue/group.
@@ -58,7 +59,7 @@ func TestCoreTTLExpiredMessagesAreNeverDelivered(t *testing.T) {
 	if n := expired.get("ttl/g"); n != 2 {
 		t.Errorf("expired counted %d for group g, want 2", n)
 	}
-	page, err := e.eng.BrowseMessages(e.ctx, engine.MessageFilter{Queue: "ttl", Status: engine.MsgExpired})
+	page, err := readerOf(e.eng).BrowseMessages(e.ctx, inspect.MessageFilter{Queue: "ttl", Status: api.MessageExpired})
 	if err != nil || len(page.Messages) != 0 {
 		t.Errorf("browse expired after every group passed them: %+v, %v (they are completed now)", page, err)
 	}
@@ -73,8 +74,8 @@ func TestCoreTTLExpiredMessagesAreNeverDelivered(t *testing.T) {
 	}
 	e.push("ttl", "s", `"waiting"`)
 	e.clock.Advance(61 * time.Second)
-	page, err = e.eng.BrowseMessages(e.ctx, engine.MessageFilter{Queue: "ttl", Partition: "s"})
-	if err != nil || len(page.Messages) != 1 || page.Messages[0].Status != engine.MsgExpired {
+	page, err = readerOf(e.eng).BrowseMessages(e.ctx, inspect.MessageFilter{Queue: "ttl", Partition: "s"})
+	if err != nil || len(page.Messages) != 1 || page.Messages[0].Status != api.MessageExpired {
 		t.Errorf("browse of a message past the ttl nobody read: %+v, %v; want status expired", page, err)
 	}
 }

@@ -3,9 +3,6 @@ package engine
 import (
 	"errors"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/lethe-mq/lethe/internal/frame"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
@@ -20,19 +17,5 @@ var errCorruptState = errors.New("stored state is inconsistent")
 // other error (connection lost, timeout, cancellation) fails the request,
 // since it would fail every partition alike.
 func partitionFault(err error) bool {
-	if errors.Is(err, errCorruptState) || errors.Is(err, store.ErrUnreadable) || errors.Is(err, frame.ErrCorrupt) {
-		return true
-	}
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || len(pgErr.Code) < 2 {
-		return false
-	}
-	switch pgErr.Code[:2] {
-	case "22", // data exception: a value PostgreSQL cannot take (NUL in text, bad encoding)
-		"23", // integrity constraint violation
-		"54", // program limit exceeded (a row too large)
-		"XX": // internal error: data corrupted, a TOAST chunk missing
-		return true
-	}
-	return false
+	return errors.Is(err, errCorruptState) || store.DataFault(err)
 }

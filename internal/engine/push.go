@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"time"
@@ -15,17 +14,8 @@ import (
 	"github.com/lethe-mq/lethe/internal/validate"
 )
 
-// maxNameLen bounds transaction ids looked up by the message browser.
-const maxNameLen = validate.IDMaxBytes
-
-// MessageID names the message at offset of partition pid. It is derived, not
-// stored: the partition's first 8 bytes and the offset, shaped as a UUID.
-func MessageID(pid uuid.UUID, offset int64) string {
-	var id uuid.UUID
-	copy(id[:8], pid[:8])
-	binary.BigEndian.PutUint64(id[8:], uint64(offset))
-	return id.String()
-}
+// MessageID names the message at offset of partition pid (store.MessageID).
+func MessageID(pid uuid.UUID, offset int64) string { return store.MessageID(pid, offset) }
 
 // ValidateName checks a required queue, partition or group name by the
 // rules of package validate.

@@ -3,7 +3,9 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 )
 
 func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) error {
@@ -15,16 +17,16 @@ func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := engine.DeadLetterFilter{Queue: names["queue"], Group: names["consumerGroup"], Partition: names["partition"]}
+	f := inspect.DeadLetterFilter{Queue: names["queue"], Group: names["consumerGroup"], Partition: names["partition"]}
 	if f.Page, f.From, f.To, err = listParams(q); err != nil {
 		return err
 	}
-	msgs, total, err := s.eng.DeadLetters(r.Context(), f)
+	msgs, total, err := s.inspect.DeadLetters(r.Context(), f)
 	if err != nil {
 		return err
 	}
 	if msgs == nil {
-		msgs = []engine.DeadLetter{}
+		msgs = []api.DeadLetter{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"messages": msgs, "total": total, "limit": f.Limit, "offset": f.Offset})
 	return nil

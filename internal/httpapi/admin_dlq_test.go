@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
 )
 
 type dlqPage struct {
-	Messages []engine.DeadLetter `json:"messages"`
-	Total    int64               `json:"total"`
+	Messages []api.DeadLetter `json:"messages"`
+	Total    int64            `json:"total"`
 }
 
 // deadLetterOne drives one message of queue "q" into g's dead letters:
@@ -73,7 +73,7 @@ func TestAdminDeadLettersListAndReplay(t *testing.T) {
 	c.fails("GET", "/api/v1/dlq?from=last-week", nil, http.StatusBadRequest)
 	c.fails("GET", "/api/v1/dlq?limit=0", nil, http.StatusBadRequest)
 
-	var replayed engine.Replayed
+	var replayed api.DeadLetterReplayed
 	c.call("POST", "/api/v1/dlq/"+d.ID+"/replay", nil, http.StatusOK, &replayed)
 	if replayed.Queue != "q" || replayed.Partition != "p" || replayed.TransactionID == d.TransactionID || replayed.Offset != 1 {
 		t.Fatalf("replay = %+v, want a new transaction at offset 1 of q/p", replayed)

@@ -15,7 +15,7 @@ func (s *Server) listConsumerGroups(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	groups, total, err := s.eng.ConsumerGroups(r.Context(), page)
+	groups, total, err := s.inspect.ConsumerGroups(r.Context(), page)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (s *Server) laggingConsumerGroups(w http.ResponseWriter, r *http.Request) e
 	if minLag < 0 {
 		return apierr.Field(apierr.Invalid, "minLagSeconds", "query parameter minLagSeconds must be 0 or more, got %d", minLag)
 	}
-	rows, total, err := s.eng.LaggingPartitions(r.Context(), int64(minLag), page)
+	rows, total, err := s.inspect.LaggingPartitions(r.Context(), int64(minLag), page)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Server) getConsumerGroup(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	byQueue, total, err := s.eng.ConsumerGroup(r.Context(), group, page)
+	byQueue, total, err := s.inspect.ConsumerGroup(r.Context(), group, page)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/config"
-	"github.com/lethe-mq/lethe/internal/engine"
 )
 
 func TestAdminConsumerGroupsListAndDetail(t *testing.T) {
@@ -26,9 +25,9 @@ func TestAdminConsumerGroupsListAndDetail(t *testing.T) {
 		t.Fatalf("queue-mode pop got %d messages, want 1", len(got))
 	}
 
-	var list []engine.GroupSummary
+	var list []api.GroupSummary
 	c.call("GET", "/api/v1/consumer-groups", nil, http.StatusOK, &list)
-	byName := map[string]engine.GroupSummary{}
+	byName := map[string]api.GroupSummary{}
 	for _, g := range list {
 		byName[g.Name] = g
 	}
@@ -40,7 +39,7 @@ func TestAdminConsumerGroupsListAndDetail(t *testing.T) {
 		t.Fatalf("queue mode = %+v, want lag 4 (leased is not done), 1 lease held, Stable", qm)
 	}
 
-	var detail map[string]engine.GroupQueue
+	var detail map[string]api.GroupQueue
 	c.call("GET", "/api/v1/consumer-groups/g1", nil, http.StatusOK, &detail)
 	orders := detail["orders"]
 	if len(orders.Partitions) != 2 || orders.PartitionCount != 2 {
@@ -74,7 +73,7 @@ func TestAdminLaggingConsumerGroups(t *testing.T) {
 	c.ack(m[0], "slow", "completed", "")
 	c.clock.Advance(2 * time.Hour)
 
-	var rows []engine.LaggingPartition
+	var rows []api.LaggingPartition
 	c.call("GET", "/api/v1/consumer-groups/lagging?minLagSeconds=3600", nil, http.StatusOK, &rows)
 	if len(rows) != 1 {
 		t.Fatalf("lagging = %+v, want one row", rows)
@@ -98,7 +97,7 @@ func TestAdminSeekToEnd(t *testing.T) {
 		c.push("q", "p", "", map[string]int{"n": i})
 	}
 	// The group never popped: the seek creates its cursor at the end.
-	var res engine.SeekResult
+	var res api.SeekResult
 	c.call("POST", "/api/v1/consumer-groups/g/queues/q/seek", `{"toEnd": true}`, http.StatusOK, &res)
 	if !res.Success || res.PartitionsUpdated != 1 {
 		t.Fatalf("seek = %+v, want one partition moved", res)
@@ -156,7 +155,7 @@ func TestAdminSeekPartition(t *testing.T) {
 	c := setupAdmin(t, nil)
 	c.push("q", "a", "", map[string]int{"n": 1})
 	c.push("q", "b", "", map[string]int{"n": 2})
-	var res engine.SeekResult
+	var res api.SeekResult
 	// Queen's client sends an empty object: to the end.
 	c.call("POST", "/api/v1/consumer-groups/g/queues/q/partitions/a/seek", `{}`, http.StatusOK, &res)
 	if res.PartitionsUpdated != 1 || res.CommittedOffset == nil || *res.CommittedOffset != 0 {
@@ -196,7 +195,7 @@ func TestAdminUpdateSubscription(t *testing.T) {
 	}
 	c.push("q", "b", "", map[string]int{"n": 2}) // written at adminT0
 	from := adminT0.Add(time.Minute)
-	var res engine.SubscriptionUpdated
+	var res api.SubscriptionUpdated
 	c.call("POST", "/api/v1/consumer-groups/g/subscription",
 		map[string]string{"subscriptionTimestamp": from.Format(time.RFC3339)}, http.StatusOK, &res)
 	if res.RowsUpdated != 1 || !res.NewTimestamp.Equal(from) {
@@ -226,7 +225,7 @@ func TestAdminDeleteConsumerGroup(t *testing.T) {
 		c.ack(m[0], "g", "completed", "")
 	}
 	// Forget g's place on q only, keeping its subscription: it starts over.
-	var res engine.GroupDeleted
+	var res api.GroupDeleted
 	c.call("DELETE", "/api/v1/consumer-groups/g/queues/q?deleteMetadata=false", nil, http.StatusOK, &res)
 	if res.DeletedPartitions != 1 || res.MetadataDeleted {
 		t.Fatalf("delete on q = %+v, want one cursor, metadata kept", res)
@@ -281,7 +280,7 @@ func TestAdminGroupLagFromSubscription(t *testing.T) {
 	c.push("q", "b", "", map[string]int{"n": 3})
 	c.clock.Advance(10 * time.Minute)
 
-	var detail map[string]engine.GroupQueue
+	var detail map[string]api.GroupQueue
 	c.call("GET", "/api/v1/consumer-groups/g", nil, http.StatusOK, &detail)
 	q := detail["q"]
 	if q.TotalLag != 2 || q.MaxTimeLag != 600 || q.State != "Lagging" || q.SubscriptionMode == nil || *q.SubscriptionMode != "new" {

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/lethe-mq/lethe/internal/apierr"
-	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 )
 
 func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
@@ -16,11 +16,11 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := engine.MessageFilter{Queue: names["queue"], Partition: names["partition"], Status: q.Get("status")}
+	f := inspect.MessageFilter{Queue: names["queue"], Partition: names["partition"], Status: q.Get("status")}
 	if f.Page, f.From, f.To, err = listParams(q); err != nil {
 		return err
 	}
-	page, err := s.eng.BrowseMessages(r.Context(), f)
+	page, err := s.inspect.BrowseMessages(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.eng.GetMessage(r.Context(), partitionID, txnID)
+	m, err := s.inspect.GetMessage(r.Context(), partitionID, txnID)
 	if err != nil {
 		return err
 	}

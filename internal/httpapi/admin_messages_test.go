@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/api"
-	"github.com/lethe-mq/lethe/internal/engine"
 )
 
-func offsetsOf(page engine.MessagePage) []int64 {
+func offsetsOf(page api.MessagePage) []int64 {
 	out := make([]int64, len(page.Messages))
 	for i, m := range page.Messages {
 		out[i] = m.Offset
@@ -33,12 +32,12 @@ func TestAdminBrowseMessages(t *testing.T) {
 	c.ack(m[0], "g", "completed", "")
 	c.pop("q", "p", "g", 1)
 
-	var page engine.MessagePage
+	var page api.MessagePage
 	c.call("GET", "/api/v1/messages?queue=q&partition=p", nil, http.StatusOK, &page)
 	if got := offsetsOf(page); len(got) != 3 || got[0] != 2 || got[1] != 1 || got[2] != 0 {
 		t.Fatalf("browse offsets = %v, want newest first [2 1 0]", got)
 	}
-	wantStatus := []string{engine.MsgPending, engine.MsgProcessing, engine.MsgCompleted}
+	wantStatus := []string{api.MessagePending, api.MessageProcessing, api.MessageCompleted}
 	for i, msg := range page.Messages {
 		if msg.Status != wantStatus[i] || msg.ConsumerGroups["g"] != wantStatus[i] || msg.Queue != "q" || msg.Partition != "p" {
 			t.Fatalf("message %d = %+v, want status %s for g", msg.Offset, msg, wantStatus[i])
@@ -94,20 +93,20 @@ func TestAdminGetMessage(t *testing.T) {
 	res := c.push("q", "p", "order-42", map[string]string{"hello": "world"})
 	path := "/api/v1/messages/" + res.PartitionID + "/order-42"
 
-	var m engine.MessageDetail
+	var m api.MessageDetail
 	c.call("GET", path, nil, http.StatusOK, &m)
 	var payload map[string]string
 	if err := json.Unmarshal(m.Payload, &payload); err != nil || payload["hello"] != "world" {
 		t.Fatalf("payload = %s (%v)", m.Payload, err)
 	}
-	if m.ID != res.MessageID || m.Queue != "q" || m.Partition != "p" || m.Offset != 0 || m.Status != engine.MsgPending {
+	if m.ID != res.MessageID || m.Queue != "q" || m.Partition != "p" || m.Offset != 0 || m.Status != api.MessagePending {
 		t.Fatalf("message = %+v", m)
 	}
 	// Once a group is done with it, it is completed.
 	msgs := c.pop("q", "p", "g", 1)
 	c.ack(msgs[0], "g", "completed", "")
 	c.call("GET", path, nil, http.StatusOK, &m)
-	if m.Status != engine.MsgCompleted {
+	if m.Status != api.MessageCompleted {
 		t.Fatalf("status after ack = %s, want completed", m.Status)
 	}
 
@@ -125,14 +124,14 @@ func TestAdminGetMessage(t *testing.T) {
 func TestAdminBrowseDeadMessage(t *testing.T) {
 	c := setupAdmin(t, nil)
 	deadLetterOne(t, c, 5)
-	var page engine.MessagePage
+	var page api.MessagePage
 	c.call("GET", "/api/v1/messages?queue=q&status=dead", nil, http.StatusOK, &page)
-	if len(page.Messages) != 1 || page.Messages[0].ConsumerGroups["g"] != engine.MsgDead {
+	if len(page.Messages) != 1 || page.Messages[0].ConsumerGroups["g"] != api.MessageDead {
 		t.Fatalf("dead browse = %+v, want the dead-lettered message", page.Messages)
 	}
-	var m engine.MessageDetail
+	var m api.MessageDetail
 	c.call("GET", "/api/v1/messages/"+page.Messages[0].PartitionID+"/"+page.Messages[0].TransactionID, nil, http.StatusOK, &m)
-	if m.Status != engine.MsgDead || m.ErrorMessage != "boom" || m.RetryCount != 2 {
+	if m.Status != api.MessageDead || m.ErrorMessage != "boom" || m.RetryCount != 2 {
 		t.Fatalf("dead message = %+v", m)
 	}
 }
@@ -146,7 +145,7 @@ func TestAdminBrowseManySegments(t *testing.T) {
 		items[i] = api.PushItem{Queue: "wide", Partition: fmt.Sprint("p", i), Payload: json.RawMessage(`1`)}
 	}
 	c.call("POST", "/api/v1/push", api.PushRequest{Items: items}, http.StatusCreated, nil)
-	var page engine.MessagePage
+	var page api.MessagePage
 	c.call("GET", "/api/v1/messages?queue=wide&limit=1000", nil, http.StatusOK, &page)
 	seen := map[string]bool{}
 	for _, m := range page.Messages {

@@ -5,13 +5,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/apierr"
-	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/version"
 )
 
 func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
-	o, err := s.eng.Overview(r.Context())
+	o, err := s.inspect.Overview(r.Context())
 	if err != nil {
 		return err
 	}
@@ -20,15 +21,15 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) namespaces(w http.ResponseWriter, r *http.Request) error {
-	return s.tagList(w, r, "namespaces", s.eng.Namespaces)
+	return s.tagList(w, r, "namespaces", s.inspect.Namespaces)
 }
 
 func (s *Server) tasks(w http.ResponseWriter, r *http.Request) error {
-	return s.tagList(w, r, "tasks", s.eng.Tasks)
+	return s.tagList(w, r, "tasks", s.inspect.Tasks)
 }
 
 func (s *Server) tagList(w http.ResponseWriter, r *http.Request, key string,
-	list func(ctx context.Context, page engine.Page) ([]engine.TagSummary, int64, error)) error {
+	list func(ctx context.Context, page inspect.Page) ([]api.TagSummary, int64, error)) error {
 	q, err := query(r)
 	if err != nil {
 		return err
@@ -42,7 +43,7 @@ func (s *Server) tagList(w http.ResponseWriter, r *http.Request, key string,
 		return err
 	}
 	if items == nil {
-		items = []engine.TagSummary{}
+		items = []api.TagSummary{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{key: items, "total": total})
 	return nil
@@ -53,11 +54,11 @@ type statusResponse struct {
 	StartedAt     time.Time `json:"startedAt"`
 	UptimeSeconds int64     `json:"uptimeSeconds"`
 	Time          time.Time `json:"time"`
-	*engine.Overview
+	*api.Overview
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
-	o, err := s.eng.Overview(r.Context())
+	o, err := s.inspect.Overview(r.Context())
 	if err != nil {
 		return err
 	}
@@ -82,12 +83,12 @@ func (s *Server) queueStatuses(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	qs, total, err := s.eng.QueueStatuses(r.Context(), names["namespace"], names["task"], page)
+	qs, total, err := s.inspect.QueueStatuses(r.Context(), names["namespace"], names["task"], page)
 	if err != nil {
 		return err
 	}
 	if qs == nil {
-		qs = []engine.QueueStatus{}
+		qs = []api.QueueStatus{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"queues": qs, "total": total,
 		"pagination": map[string]int{"limit": page.Limit, "offset": page.Offset}})
@@ -113,7 +114,7 @@ func (s *Server) queueStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.eng.QueueStatus(r.Context(), name, include, page)
+	d, err := s.inspect.QueueStatus(r.Context(), name, include, page)
 	if err != nil {
 		return err
 	}

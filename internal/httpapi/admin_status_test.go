@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/api"
 )
 
 // statusFixture: two queues in namespace "billing" (tasks "invoice" and
@@ -26,7 +26,7 @@ func statusFixture(t *testing.T) *adminClient {
 
 func TestAdminOverviewAndStatus(t *testing.T) {
 	c := statusFixture(t)
-	var o engine.Overview
+	var o api.Overview
 	c.call("GET", "/api/v1/resources/overview", nil, http.StatusOK, &o)
 	if o.Queues != 3 || o.Partitions != 3 || o.Namespaces != 1 || o.Tasks != 2 || o.ConsumerGroups != 2 ||
 		o.Messages.Total != 4 || o.DeadLetters != 1 || o.Bytes <= 0 {
@@ -45,8 +45,8 @@ func TestAdminOverviewAndStatus(t *testing.T) {
 	}
 
 	var ns struct {
-		Namespaces []engine.TagSummary `json:"namespaces"`
-		Total      int64               `json:"total"`
+		Namespaces []api.TagSummary `json:"namespaces"`
+		Total      int64            `json:"total"`
 	}
 	c.call("GET", "/api/v1/resources/namespaces", nil, http.StatusOK, &ns)
 	if ns.Total != 1 || len(ns.Namespaces) != 1 || ns.Namespaces[0].Namespace != "billing" ||
@@ -54,8 +54,8 @@ func TestAdminOverviewAndStatus(t *testing.T) {
 		t.Fatalf("namespaces = %+v, want billing with 2 queues and 3 messages", ns)
 	}
 	var tasks struct {
-		Tasks []engine.TagSummary `json:"tasks"`
-		Total int64               `json:"total"`
+		Tasks []api.TagSummary `json:"tasks"`
+		Total int64            `json:"total"`
 	}
 	c.call("GET", "/api/v1/resources/tasks?limit=1&offset=1", nil, http.StatusOK, &tasks)
 	if tasks.Total != 2 || len(tasks.Tasks) != 1 || tasks.Tasks[0].Task != "refund" {
@@ -68,8 +68,8 @@ func TestAdminOverviewAndStatus(t *testing.T) {
 func TestAdminQueueStatus(t *testing.T) {
 	c := statusFixture(t)
 	var list struct {
-		Queues []engine.QueueStatus `json:"queues"`
-		Total  int64                `json:"total"`
+		Queues []api.QueueStatus `json:"queues"`
+		Total  int64             `json:"total"`
 	}
 	c.call("GET", "/api/v1/status/queues?namespace=billing", nil, http.StatusOK, &list)
 	if list.Total != 2 || len(list.Queues) != 2 || list.Queues[0].Name != "invoices" {
@@ -83,7 +83,7 @@ func TestAdminQueueStatus(t *testing.T) {
 		t.Fatalf("acct on invoices = %+v, want lag 2 (1 on a, 1 on b not started)", g)
 	}
 
-	var d engine.QueueDetail
+	var d api.QueueDetail
 	c.call("GET", "/api/v1/status/queues/invoices?includePartitions=true", nil, http.StatusOK, &d)
 	if d.Queue.Name != "invoices" || d.Totals.Total != 3 || d.Totals.Partitions != 2 || len(d.Partitions) != 2 {
 		t.Fatalf("invoices detail = %+v", d)
@@ -96,7 +96,7 @@ func TestAdminQueueStatus(t *testing.T) {
 	if g := a.ConsumerGroups[0]; g.ConsumerGroup != "acct" || g.CommittedOffset == nil || *g.CommittedOffset != 0 || g.OffsetLag != 1 {
 		t.Fatalf("acct on a = %+v, want committed 0, lag 1", g)
 	}
-	d = engine.QueueDetail{}
+	d = api.QueueDetail{}
 	c.call("GET", "/api/v1/status/queues/q", nil, http.StatusOK, &d)
 	if d.Totals.DeadLetter != 1 || d.Partitions != nil {
 		t.Fatalf("q detail = %+v, want 1 dead letter and no partitions unless asked", d)

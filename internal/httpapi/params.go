@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/lethe-mq/lethe/internal/apierr"
-	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/validate"
 )
 
@@ -72,22 +72,22 @@ func boolParam(v, name string, def bool) (bool, error) {
 }
 
 // pageParams reads limit and offset.
-func pageParams(q url.Values) (engine.Page, error) {
-	limit, err := intParam(q.Get("limit"), "limit", engine.PageLimitDefault)
+func pageParams(q url.Values) (inspect.Page, error) {
+	limit, err := intParam(q.Get("limit"), "limit", inspect.PageLimitDefault)
 	if err != nil {
-		return engine.Page{}, err
+		return inspect.Page{}, err
 	}
 	offset, err := intParam(q.Get("offset"), "offset", 0)
 	if err != nil {
-		return engine.Page{}, err
+		return inspect.Page{}, err
 	}
-	if limit < 1 || limit > engine.PageLimitMax {
-		return engine.Page{}, apierr.Field(apierr.Invalid, "limit", "query parameter limit must be between 1 and %d, got %d", engine.PageLimitMax, limit)
+	if limit < 1 || limit > inspect.PageLimitMax {
+		return inspect.Page{}, apierr.Field(apierr.Invalid, "limit", "query parameter limit must be between 1 and %d, got %d", inspect.PageLimitMax, limit)
 	}
 	if offset < 0 {
-		return engine.Page{}, apierr.Field(apierr.Invalid, "offset", "query parameter offset must be 0 or more, got %d", offset)
+		return inspect.Page{}, apierr.Field(apierr.Invalid, "offset", "query parameter offset must be 0 or more, got %d", offset)
 	}
-	return engine.Page{Limit: limit, Offset: offset}, nil
+	return inspect.Page{Limit: limit, Offset: offset}, nil
 }
 
 // writeList answers a page of a list that Queen returns as a bare array;

@@ -20,7 +20,6 @@ type Retention interface {
 	Status(ctx context.Context, queue string) (*retention.Status, error)
 	History(ctx context.Context, q retention.HistoryQuery) ([]retention.HistoryEntry, error)
 	RetentionAnalytics(ctx context.Context, from, to time.Time, queue string) (*retention.RetentionSeries, error)
-	PostgresStats(ctx context.Context) (*retention.PostgresStats, error)
 	// View lists the time partitions, the held area and tier changes.
 	View(ctx context.Context) (*api.RetentionView, error)
 	// Explain states the bounds of a message's life in a queue.
@@ -144,10 +143,7 @@ func (s *Server) retentionAnalytics(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) postgresStats(w http.ResponseWriter, r *http.Request) error {
-	if s.retention == nil {
-		return errNoRetention
-	}
-	st, err := s.retention.PostgresStats(r.Context())
+	st, err := s.inspect.PostgresStats(r.Context())
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func TestRetentionRoutes(t *testing.T) {
 	if len(hist.Entries) != 1 {
 		t.Fatalf("history of %s = %d entries, want 1", day, len(hist.Entries))
 	}
-	var stats retention.PostgresStats
+	var stats api.PostgresStats
 	r.call("GET", "/api/v1/analytics/postgres-stats", "", http.StatusOK, &stats)
 	if len(stats.Tables) == 0 {
 		t.Fatal("postgres-stats lists no tables")

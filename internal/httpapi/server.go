@@ -8,12 +8,14 @@ package httpapi
 
 import (
 	"cmp"
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/lethe-mq/lethe/internal/auth"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/streams"
 	"github.com/lethe-mq/lethe/internal/traces"
 )
@@ -30,7 +32,10 @@ const (
 // Config wires a Server. Only Engine is required; a nil Maintenance,
 // Retention or Metrics leaves their routes answering 404.
 type Config struct {
-	Engine       *engine.Engine
+	Engine *engine.Engine
+	// Inspect answers the read models; nil builds one over the engine's
+	// pool, clock and keys.
+	Inspect      *inspect.Reader
 	Logger       *slog.Logger
 	MaxBodyBytes int64
 	// Auth checks credentials; nil is no authentication.
@@ -61,6 +66,7 @@ type Config struct {
 // Server is the HTTP front of one lethe replica.
 type Server struct {
 	eng       *engine.Engine
+	inspect   *inspect.Reader
 	log       *slog.Logger
 	maxBody   int64
 	mux       *http.ServeMux
@@ -83,6 +89,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		eng:       cfg.Engine,
+		inspect:   cfg.Inspect,
 		log:       cmp.Or(cfg.Logger, slog.Default()),
 		maxBody:   cmp.Or(cfg.MaxBodyBytes, MaxBodyBytesDefault),
 		mux:       http.NewServeMux(),
@@ -97,6 +104,9 @@ func New(cfg Config) *Server {
 		ids:       newRequestIDs(),
 		streams:   cfg.Streams,
 		traces:    cfg.Traces,
+	}
+	if s.inspect == nil && cfg.Engine != nil {
+		s.inspect = readerOver(cfg.Engine, s.log)
 	}
 	if s.observe == nil {
 		s.observe = func(_ string, next http.Handler) http.Handler { return next }
@@ -131,4 +141,19 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readerOver is the read models over eng's pool, clock and keys, counting
+// what they cannot read with eng's hooks.
+func readerOver(eng *engine.Engine, log *slog.Logger) *inspect.Reader {
+	h := eng.Hooks()
+	return inspect.New(inspect.Config{Pool: eng.Pool(), Clock: eng.Clock(), Logger: log, Keys: eng.Keys(),
+		QueueOptions: func(ctx context.Context, queue string) (any, error) {
+			q, err := eng.GetQueue(ctx, queue)
+			if err != nil {
+				return nil, err
+			}
+			return q.Options, nil
+		},
+		Unreadable: h.Unreadable, PartitionFailed: h.PartitionFailed})
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/internal/apierr"
-	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 )
 
 // parseTime reads a time bound of a query: RFC 3339 (2024-01-31T10:00:00Z,
@@ -90,7 +90,7 @@ func bodyTime(v, name string) (time.Time, error) {
 
 // listParams reads what every list endpoint takes: limit/offset and an
 // optional from/to range.
-func listParams(q url.Values) (page engine.Page, from, to *time.Time, err error) {
+func listParams(q url.Values) (page inspect.Page, from, to *time.Time, err error) {
 	if page, err = pageParams(q); err != nil {
 		return
 	}

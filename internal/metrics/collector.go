@@ -37,16 +37,17 @@ SELECT t.id, t.name, t.partitions, t.depth,
        (SELECT count(*) FROM lethe.queues) AS total
   FROM top t`
 
-// lagSQL sums, per consumer group, the messages past each existing cursor
-// of the given queues.
+// lagSQL sums, per consumer group, its lag over the partitions of the
+// given queues. Lag is defined once, by the view lethe.group_lag (migration
+// 100), which the API's consumer-group and status answers read too: a
+// subscribed group without a cursor on a partition counts from its
+// subscription start, and nothing below the low watermark counts.
 const lagSQL = `
-SELECT p.queue_id, c.group_name,
-       sum(greatest(p.next_offset - 1 - c.committed, 0))::bigint AS lag
-  FROM lethe.cursors c
-  JOIN lethe.partitions p ON p.id = c.partition_id
- WHERE p.queue_id = ANY($1)
- GROUP BY p.queue_id, c.group_name
- ORDER BY lag DESC
+SELECT gl.queue_id, gl.group_name, sum(gl.offset_lag)::bigint AS lag
+  FROM lethe.group_lag gl
+ WHERE gl.queue_id = ANY($1)
+ GROUP BY gl.queue_id, gl.group_name
+ ORDER BY lag DESC, gl.group_name
  LIMIT $2`
 
 // dbCollector reads queue gauges from PostgreSQL at scrape time.
@@ -74,7 +75,7 @@ func newDBCollector(pool *pgxpool.Pool, log *slog.Logger, maxQueues int) *dbColl
 		dead: prometheus.NewDesc("lethe_dead_letters",
 			"Dead letters of a queue.", []string{"queue"}, nil),
 		lag: prometheus.NewDesc("lethe_queue_lag_messages",
-			"Messages past a consumer group's committed offset, summed over the partitions it has a cursor on.",
+			"Messages a consumer group has yet to consume on a queue (lethe.group_lag: past its committed offset, or its subscription start on partitions it has not read yet), summed over the queue's partitions.",
 			[]string{"queue", "group"}, nil),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
 )
 
@@ -47,7 +48,7 @@ func TestASeekWaitsForASweepStepAndIsClampedToWhatIsLeft(t *testing.T) {
 	}
 
 	type seekResult struct {
-		res *engine.SeekResult
+		res *api.SeekResult
 		err error
 	}
 	done := make(chan seekResult, 1)

@@ -72,19 +72,6 @@ export function q(params) {
 
 export const enc = encodeURIComponent;
 
-let described = null;
-
-// describes reports whether this server's OpenAPI description has the
-// route, so pages show sections of newer servers only where they exist
-// (and never ask a route that would answer 404).
-export async function describes(method, path) {
-  if (!described) {
-    described = get('/api/v1/openapi.json').then((doc) => doc.paths || {}, () => ({}));
-  }
-  const paths = await described;
-  return Boolean(paths[path] && paths[path][method.toLowerCase()]);
-}
-
 // counters reads this replica's Prometheus counters that the dashboard
 // turns into rates: messages pushed and delivered, by queue.
 export async function counters() {

@@ -1,17 +1,16 @@
 // One queue: partitions, consumer groups with lag and the time left before
 // unread data would be deleted, options and retention rules, pending
-// retention changes (servers that have them).
-import { describes, enc, get, post, q } from './api.js';
-import { genericTable, rowsOf, section } from './generic.js';
+// retention change with its progress (confirmed here by the operator).
+import { enc, get, post, q } from './api.js';
 import { timeLeft } from './timeleft.js';
-import { actionStatus, bytes, confirmAction, duration, h, num, table, time } from './ui.js';
+import { actionStatus, bytes, confirmAction, duration, h, num, section, table, time } from './ui.js';
 
 export async function render({ arg, refresh }) {
   if (!arg) return h('div', { class: 'empty' }, 'No queue named: pick one on the overview.');
-  const [detail, ret, changes] = await Promise.all([
+  const [detail, ret, explain] = await Promise.all([
     get(`/api/v1/status/queues/${enc(arg)}${q({ includePartitions: true, limit: 1000 })}`),
     get(`/api/v1/retention/status${q({ queue: arg })}`).catch(() => null),
-    pendingChanges(arg),
+    get(`/api/v1/retention/explain/${enc(arg)}`).catch(() => null),
   ]);
   const opts = detail.queue.config;
   const now = ret ? new Date(ret.at) : new Date();
@@ -29,7 +28,7 @@ export async function render({ arg, refresh }) {
         '(only retentionSeconds and maxWaitTimeSeconds delete unread data); see docs/dashboard.md.')),
     section('Partitions', partitionsTable(detail.partitions || [], detail.totals.partitions)),
     section('Retention', retentionPanel(opts, ret)),
-    changes,
+    explain ? changeSection(arg, explain.change, refresh) : null,
     section('Options', optionsTable(opts)),
     h('p', null, h('a', { href: '#/messages?queue=' + enc(arg) }, 'Browse its messages'), ' · ',
       h('a', { href: '#/dlq?queue=' + enc(arg) }, 'Its dead letters')));
@@ -111,10 +110,42 @@ function optionsTable(opts) {
     Object.entries(opts), { name: 'options' });
 }
 
-// pendingChanges shows the queue's pending retention changes with their
-// progress, on servers whose API has them (retention tiers).
-async function pendingChanges(queue) {
-  if (!(await describes('GET', '/api/v1/retention/changes'))) return null;
-  const rows = rowsOf(await get(`/api/v1/retention/changes${q({ queue })}`));
-  return section('Pending retention changes', genericTable(rows, 'retention-changes', 'No retention change is pending.'));
+// changeSection shows the queue's retention tier change awaiting
+// confirmation or running (GET /api/v1/retention/explain/{queue}): what it
+// announced, what it has done so far and what is left, and for a change
+// awaiting confirmation a button that confirms it (operator).
+function changeSection(queue, change, refresh) {
+  const title = 'Pending retention change';
+  if (!change) return section(title, h('div', { class: 'empty', 'data-empty': 'change' }, 'No retention change is pending.'));
+  const status = h('div', { class: 'status', 'data-action-status': 'change' });
+  const confirm = async () => {
+    const c = change;
+    if (!(await confirmAction(`Shorten ${queue} from tier ${c.from} to ${c.to}? It deletes ${num(c.delete.messages)} finished ` +
+      `messages (${bytes(c.delete.bytes)}), moves ${num(c.move.messages)} and holds ${num(c.hold.messages)} pending ones.`))) return;
+    try {
+      await post(`/api/v1/retention/changes/${enc(queue)}/confirm`);
+      actionStatus(status, `The change of ${queue} to ${c.to} is confirmed; the retention loop runs it.`, true);
+      await refresh();
+    } catch (e) {
+      actionStatus(status, e.message, false);
+    }
+  };
+  const announced = change.delete.messages + change.move.messages + change.hold.messages;
+  const done = change.deleted + change.moved + change.held;
+  const t = table([
+    { title: 'From', key: 'from', cell: (c) => c.from },
+    { title: 'To', key: 'to', cell: (c) => c.to },
+    { title: 'State', key: 'state', cell: (c) => c.state },
+    { title: 'Deletes', key: 'delete', num: true, cell: (c) => num(c.delete.messages) },
+    { title: 'Moves', key: 'move', num: true, cell: (c) => num(c.move.messages) },
+    { title: 'Holds', key: 'hold', num: true, cell: (c) => num(c.hold.messages) },
+    { title: 'Done', key: 'done', num: true, cell: () => num(done) },
+    { title: 'Left', key: 'left', num: true, cell: (c) => num(c.left) },
+    { title: 'Progress', key: 'progress', cell: () => h('progress', { max: Math.max(announced, 1), value: Math.min(done, announced) }) },
+    { title: 'Requested', key: 'requestedAt', cell: (c) => time(c.requestedAt) },
+    { title: '', cell: (c) => (c.state === 'awaiting_confirm'
+      ? h('button', { class: 'danger', 'data-action': 'confirm-change', onclick: confirm }, 'Confirm') : null) },
+  ], [change], { name: 'retention-change', rowAttrs: () => ({ 'data-queue': queue }) });
+  return section(title, t, status, h('p', { class: 'muted' },
+    'A shorter tier waits for an operator to confirm it; see docs/retention.md, "Changing a tier".'));
 }

@@ -1,10 +1,9 @@
 // Retention: deletions over time by rule, what each group lost unread and
 // when, the space by table, and the held area by month (servers that have
 // one).
-import { describes, get, q } from './api.js';
+import { get, q } from './api.js';
 import { stackedBars } from './chart.js';
-import { genericTable, rowsOf, section } from './generic.js';
-import { bytes, h, num, table, time } from './ui.js';
+import { bytes, h, num, section, table, time } from './ui.js';
 
 const RANGES = { '24h': 24 * 3600e3, '7d': 7 * 24 * 3600e3, '30d': 30 * 24 * 3600e3 };
 const RULES = [
@@ -26,7 +25,7 @@ export async function render({ params, go }) {
     get('/api/v1/analytics/postgres-stats'),
     get('/api/v1/analytics/table-stats'),
     get('/api/v1/retention/status' + q({ queue })),
-    heldArea(),
+    get('/api/v1/retention/tiers').catch(() => null),
   ]);
   const controls = h('div', { class: 'actions' },
     Object.keys(RANGES).map((r) => h('button', { 'data-range': r, disabled: r === range || null, onclick: () => go('retention', '', { range: r, queue }) }, 'last ' + r)),
@@ -37,7 +36,7 @@ export async function render({ params, go }) {
     section('Unread messages lost, by group', lostTable(lost.entries),
       h('p', { class: 'muted' }, 'Only retentionSeconds and maxWaitTimeSeconds delete messages a group has not read; each such deletion is audited per group.')),
     section('Space by table', spaceTable(pg, stats), logicalTable(ret)),
-    held);
+    held ? section('Held area by month', heldTable(held.held)) : null);
 }
 
 function deletionsChart(series) {
@@ -111,9 +110,18 @@ function logicalTable(ret) {
   ], ret.queues, { name: 'logical', empty: 'No queue yet.' })];
 }
 
-// heldArea shows the held area by month on servers whose API has it.
-async function heldArea() {
-  if (!(await describes('GET', '/api/v1/retention/held'))) return null;
-  const rows = rowsOf(await get('/api/v1/retention/held'));
-  return section('Held area by month', genericTable(rows, 'held', 'The held area is empty.'));
+// heldTable: each queue's share of each month of the held area (GET
+// /api/v1/retention/tiers): messages kept because some group had not
+// consumed them when their time partition was dropped, and how many each
+// group still has to read.
+function heldTable(months) {
+  const pending = (m) => Object.entries(m.pending || {}).map(([g, n]) => `${g}: ${num(n)}`).join(', ') || '—';
+  return table([
+    { title: 'Month', key: 'month', cell: (m) => m.month },
+    { title: 'Queue', key: 'queue', cell: (m) => h('a', { href: '#/queue/' + encodeURIComponent(m.queue) }, m.queue) },
+    { title: 'Messages', key: 'messages', num: true, cell: (m) => num(m.messages) },
+    { title: 'Bytes', key: 'bytes', num: true, cell: (m) => bytes(m.bytes) },
+    { title: 'Unread, by group', key: 'pending', cell: pending },
+    { title: 'Quarantined', key: 'quarantined', num: true, cell: (m) => num(m.quarantined) },
+  ], months, { name: 'held', empty: 'The held area is empty.', rowAttrs: (m) => ({ 'data-held': m.month + '/' + m.queue }) });
 }

@@ -110,3 +110,8 @@ export function actionStatus(el, text, ok) {
   el.className = 'status ' + (ok ? 'good' : 'bad');
   el.dataset.result = ok ? 'ok' : 'error';
 }
+
+// section is a titled part of a page.
+export function section(title, ...body) {
+  return h('section', null, h('h2', null, title), ...body);
+}

@@ -1,9 +1,8 @@
-package engine
+package inspect
 
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,9 +10,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/pushdec"
 	"github.com/lethe-mq/lethe/internal/seal"
 	"github.com/lethe-mq/lethe/internal/store"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 // Budget of one message browse: messages live inside segments, so a
@@ -35,42 +37,10 @@ type MessageFilter struct {
 	Page
 }
 
-// BrowsedMessage is one message of a browse page; the payload is left out
-// (fetch one message for it).
-type BrowsedMessage struct {
-	ID             string            `json:"id"`
-	TransactionID  string            `json:"transactionId"`
-	TraceID        string            `json:"traceId,omitempty"`
-	PartitionID    string            `json:"partitionId"`
-	QueuePath      string            `json:"queuePath"`
-	Queue          string            `json:"queue"`
-	Partition      string            `json:"partition"`
-	Namespace      string            `json:"namespace,omitempty"`
-	Task           string            `json:"task,omitempty"`
-	Offset         int64             `json:"offset"`
-	Status         string            `json:"status"`
-	ConsumerGroups map[string]string `json:"consumerGroups"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	PayloadBytes   int               `json:"payloadBytes"`
-}
-
-// MessagePage is one page of a browse.
-type MessagePage struct {
-	Messages []BrowsedMessage `json:"messages"`
-	Limit    int              `json:"limit"`
-	Offset   int              `json:"offset"`
-	// Truncated says the scan stopped at its budget before filling the
-	// page: narrow the filters (queue, partition, from, to).
-	Truncated bool `json:"truncated"`
-	// Unreadable counts stored messages the scan passed but could not
-	// decode (a damaged segment); they are logged on the server.
-	Unreadable int `json:"unreadable,omitempty"`
-}
-
 // BrowseMessages pages through stored messages, newest segments first and,
 // within one, newest offset first (exact offset order when one partition
-// is named). Status is computed per consumer group; see MsgPending.
-func (e *Engine) BrowseMessages(ctx context.Context, f MessageFilter) (*MessagePage, error) {
+// is named). Status is computed per consumer group; see api.MessagePending.
+func (r *Reader) BrowseMessages(ctx context.Context, f MessageFilter) (*api.MessagePage, error) {
 	if err := f.Page.validate(); err != nil {
 		return nil, err
 	}
@@ -78,16 +48,16 @@ func (e *Engine) BrowseMessages(ctx context.Context, f MessageFilter) (*MessageP
 	if err != nil {
 		return nil, err
 	}
-	sf, err := e.segmentFilter(ctx, f)
+	sf, err := r.segmentFilter(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	b := &browser{e: e, f: f, status: status, readers: map[uuid.UUID]*partitionReaders{},
-		page: &MessagePage{Messages: []BrowsedMessage{}, Limit: f.Limit, Offset: f.Offset}}
-	defer e.fire(&b.fx)
+	b := &browser{r: r, f: f, status: status, readers: map[uuid.UUID]*partitionReaders{},
+		page: &api.MessagePage{Messages: []api.BrowsedMessage{}, Limit: f.Limit, Offset: f.Offset}}
+	defer r.fire(&b.fx)
 	var after *store.SegmentRef
 	for scanned := 0; !b.full(); {
-		segs, err := store.ListSegments(ctx, e.pool, sf, after, browseBatch)
+		segs, err := store.ListSegments(ctx, r.pool, sf, after, browseBatch)
 		if err != nil {
 			return nil, err
 		}
@@ -113,19 +83,19 @@ func (e *Engine) BrowseMessages(ctx context.Context, f MessageFilter) (*MessageP
 }
 
 // segmentFilter turns a browse filter into the segments to scan.
-func (e *Engine) segmentFilter(ctx context.Context, f MessageFilter) (store.SegmentFilter, error) {
+func (r *Reader) segmentFilter(ctx context.Context, f MessageFilter) (store.SegmentFilter, error) {
 	sf := store.SegmentFilter{From: f.From, To: f.To}
 	switch {
 	case f.Partition != "" && f.Queue == "":
 		return sf, invalidf("partition filter needs queue too: partition names are per queue")
 	case f.Partition != "":
-		pid, err := e.partitionOf(ctx, f.Queue, f.Partition)
+		pid, err := r.partitionOf(ctx, f.Queue, f.Partition)
 		if err != nil {
 			return sf, err
 		}
 		sf.Partition = &pid
 	case f.Queue != "":
-		id, err := e.queueID(ctx, f.Queue)
+		id, err := r.queueID(ctx, f.Queue)
 		if err != nil {
 			return sf, err
 		}
@@ -136,14 +106,14 @@ func (e *Engine) segmentFilter(ctx context.Context, f MessageFilter) (store.Segm
 
 // browser fills one page.
 type browser struct {
-	e       *Engine
+	r       *Reader
 	f       MessageFilter
 	status  string
 	readers map[uuid.UUID]*partitionReaders
-	page    *MessagePage
+	page    *api.MessagePage
 	skipped int
 	bytes   int
-	fx      effects
+	fx      faults
 }
 
 func (b *browser) full() bool { return len(b.page.Messages) >= b.f.Limit }
@@ -154,13 +124,13 @@ func (b *browser) scan(ctx context.Context, s store.SegmentRef) error {
 	pr := b.readers[s.Partition]
 	if pr == nil {
 		var err error
-		if pr, err = b.e.loadReaders(ctx, s.Partition); err != nil {
+		if pr, err = b.r.loadReaders(ctx, s.Partition); err != nil {
 			return err
 		}
 		b.readers[s.Partition] = pr
 	}
-	frames, size, found, err := store.ReadSegment(ctx, b.e.pool, s)
-	if err != nil && partitionFault(err) {
+	frames, size, found, err := store.ReadSegment(ctx, b.r.pool, s)
+	if err != nil && store.DataFault(err) {
 		b.fx.partitionFailed(pr.label.queue, pr.label.partition, "browse", err)
 		b.page.Unreadable += int(s.Last - s.Base + 1)
 		return nil
@@ -169,7 +139,7 @@ func (b *browser) scan(ctx context.Context, s store.SegmentRef) error {
 		return err
 	}
 	b.bytes += size
-	dead, err := b.e.deadGroups(ctx, s.Partition, s.Base, s.Last)
+	dead, err := b.r.deadGroups(ctx, s.Partition, s.Base, s.Last)
 	if err != nil {
 		return err
 	}
@@ -202,9 +172,9 @@ func (b *browser) add(pid uuid.UUID, pr *partitionReaders, m *store.Frame, dead 
 }
 
 // browsed is one stored message as a browse shows it.
-func browsed(pid uuid.UUID, l *partitionLabel, m *store.Frame, status string, groups map[string]string) BrowsedMessage {
-	return BrowsedMessage{
-		ID: MessageID(pid, m.Offset), TransactionID: m.TxnID, TraceID: m.TraceID, PartitionID: pid.String(),
+func browsed(pid uuid.UUID, l *partitionLabel, m *store.Frame, status string, groups map[string]string) api.BrowsedMessage {
+	return api.BrowsedMessage{
+		ID: store.MessageID(pid, m.Offset), TransactionID: m.TxnID, TraceID: m.TraceID, PartitionID: pid.String(),
 		QueuePath: l.queue + "/" + l.partition, Queue: l.queue, Partition: l.partition, Namespace: l.namespace,
 		Task: l.task, Offset: m.Offset, Status: status, ConsumerGroups: groups, CreatedAt: m.CreatedAt,
 		PayloadBytes: payloadBytes(m),
@@ -219,37 +189,28 @@ func payloadBytes(m *store.Frame) int {
 	return len(m.Payload)
 }
 
-// MessageDetail is one message with its payload.
-type MessageDetail struct {
-	BrowsedMessage
-	ProducerSub  string          `json:"producerSub,omitempty"`
-	Payload      json.RawMessage `json:"payload"`
-	ErrorMessage string          `json:"errorMessage,omitempty"`
-	RetryCount   int             `json:"retryCount,omitempty"`
-}
-
 // GetMessage finds a message by partition and transaction id, through the
 // transaction id sidecar.
-func (e *Engine) GetMessage(ctx context.Context, partitionID, txnID string) (*MessageDetail, error) {
+func (r *Reader) GetMessage(ctx context.Context, partitionID, txnID string) (*api.MessageDetail, error) {
 	pid, err := uuid.Parse(partitionID)
 	if err != nil {
 		return nil, invalidf("partition id %q is not a UUID (the partitionId of a pushed or popped message)", partitionID)
 	}
-	if txnID == "" || len(txnID) > maxNameLen {
-		return nil, invalidf("transaction id must be 1 to %d bytes", maxNameLen)
+	if txnID == "" || len(txnID) > validate.IDMaxBytes {
+		return nil, invalidf("transaction id must be 1 to %d bytes", validate.IDMaxBytes)
 	}
-	pr, err := e.loadReaders(ctx, pid)
+	pr, err := r.loadReaders(ctx, pid)
 	if err != nil {
 		return nil, err
 	}
-	f, err := e.storedMessage(ctx, pid, txnID)
+	f, err := r.storedMessage(ctx, pid, txnID)
 	if err != nil {
 		return nil, err
 	}
 	var dead []string
 	var errMsg string
 	var retries int
-	rows, err := e.pool.Query(ctx, `
+	rows, err := r.pool.Query(ctx, `
 		SELECT group_name, error, retry_count FROM lethe.dead_letters
 		 WHERE partition_id = $1 AND msg_offset = $2 ORDER BY failed_at`, pid, f.Offset)
 	if err != nil {
@@ -263,15 +224,15 @@ func (e *Engine) GetMessage(ctx context.Context, partitionID, txnID string) (*Me
 		return nil, fmt.Errorf("load dead letters of message %s: %w", txnID, err)
 	}
 	st, groups := pr.status(f.Offset, f.CreatedAt, dead)
-	return &MessageDetail{
+	return &api.MessageDetail{
 		BrowsedMessage: browsed(pid, pr.label, f, st, groups),
 		ProducerSub:    f.ProducerSub, Payload: f.Payload, ErrorMessage: errMsg, RetryCount: retries,
 	}, nil
 }
 
 // storedMessage reads the message txnID of partition pid.
-func (e *Engine) storedMessage(ctx context.Context, pid uuid.UUID, txnID string) (*store.Frame, error) {
-	off, found, err := store.TxnOffset(ctx, e.pool, pid, store.TxnHash(txnID))
+func (r *Reader) storedMessage(ctx context.Context, pid uuid.UUID, txnID string) (*store.Frame, error) {
+	off, found, err := store.TxnOffset(ctx, r.pool, pid, store.TxnHash(txnID))
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +240,7 @@ func (e *Engine) storedMessage(ctx context.Context, pid uuid.UUID, txnID string)
 		return nil, notFoundf("no message with transaction id %q in partition %s (never pushed, or older than the deduplication window that keeps transaction ids)",
 			txnID, pid)
 	}
-	f, found, err := store.ReadAt(ctx, e.pool, pid, off)
+	f, found, err := store.ReadAt(ctx, r.pool, pid, off)
 	if err != nil {
 		return nil, err
 	}
@@ -288,13 +249,13 @@ func (e *Engine) storedMessage(ctx context.Context, pid uuid.UUID, txnID string)
 	}
 	if f.Err == nil {
 		var plain []byte
-		if plain, f.Err = e.openPayload(&f); f.Err == nil {
+		if plain, f.Err = r.openPayload(&f); f.Err == nil {
 			f.Payload, f.Sealed = plain, false
 		}
 	}
 	if f.Err != nil || len(f.Payload) > 0 && !pushdec.Valid(f.Payload) {
 		return nil, fmt.Errorf("%w: message %q at offset %d of partition %s is stored but unreadable: %v",
-			ErrConflict, txnID, off, pid, cmp.Or[error](f.Err, errors.New("its payload is not JSON PostgreSQL can store")))
+			apierr.Conflict, txnID, off, pid, cmp.Or[error](f.Err, errors.New("its payload is not JSON PostgreSQL can store")))
 	}
 	return &f, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package inspect
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/api"
 )
 
 // Message statuses in the admin views. For one consumer group a message is
@@ -15,14 +17,7 @@ import (
 // the queue's ttl: it will be passed, never delivered) or pending. Overall
 // it is the first of dead, processing, pending, expired that any group
 // reports, else completed; a message no group has subscribed to yet is
-// pending, or expired past the ttl.
-const (
-	MsgPending    = "pending"
-	MsgProcessing = "processing"
-	MsgCompleted  = "completed"
-	MsgDead       = "dead"
-	MsgExpired    = "expired"
-)
+// pending, or expired past the ttl. The names are api.Message*.
 
 // partitionReaders is what decides message statuses on one partition: the
 // cursors on it and the subscribed groups that have none yet.
@@ -46,26 +41,26 @@ type readerSub struct {
 	fromAt *time.Time
 }
 
-func (e *Engine) loadReaders(ctx context.Context, pid uuid.UUID) (*partitionReaders, error) {
-	label, err := e.labelPartition(ctx, e.pool, pid)
+func (r *Reader) loadReaders(ctx context.Context, pid uuid.UUID) (*partitionReaders, error) {
+	label, err := r.labelPartition(ctx, pid)
 	if err != nil {
 		return nil, err
 	}
-	pr := &partitionReaders{label: label, now: e.clock.Now()}
-	rows, err := e.pool.Query(ctx, `
+	pr := &partitionReaders{label: label, now: r.clock.Now()}
+	rows, err := r.pool.Query(ctx, `
 		SELECT group_name, committed, coalesce(lease_from, 0), coalesce(lease_to, -1), lease_until
 		  FROM lethe.cursors WHERE partition_id = $1 ORDER BY group_name`, pid)
 	if err != nil {
 		return nil, fmt.Errorf("load cursors of %s: %w", pid, err)
 	}
-	pr.cursors, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (readerCursor, error) {
+	pr.cursors, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (readerCursor, error) {
 		var c readerCursor
-		return c, r.Scan(&c.group, &c.committed, &c.leaseFrom, &c.leaseTo, &c.leaseUntil)
+		return c, row.Scan(&c.group, &c.committed, &c.leaseFrom, &c.leaseTo, &c.leaseUntil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load cursors of %s: %w", pid, err)
 	}
-	rows, err = e.pool.Query(ctx, `
+	rows, err = r.pool.Query(ctx, `
 		SELECT s.group_name, s.from_at FROM lethe.subscriptions s
 		 WHERE s.queue_id = $1
 		   AND NOT EXISTS (SELECT 1 FROM lethe.cursors c WHERE c.partition_id = $2 AND c.group_name = s.group_name)
@@ -73,9 +68,9 @@ func (e *Engine) loadReaders(ctx context.Context, pid uuid.UUID) (*partitionRead
 	if err != nil {
 		return nil, fmt.Errorf("load subscriptions of %s: %w", label.queue, err)
 	}
-	pr.pending, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (readerSub, error) {
+	pr.pending, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (readerSub, error) {
 		var s readerSub
-		return s, r.Scan(&s.group, &s.fromAt)
+		return s, row.Scan(&s.group, &s.fromAt)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load subscriptions of %s: %w", label.queue, err)
@@ -85,8 +80,8 @@ func (e *Engine) loadReaders(ctx context.Context, pid uuid.UUID) (*partitionRead
 
 // deadGroups maps offsets of pid in [from, to] to the groups that
 // dead-lettered them.
-func (e *Engine) deadGroups(ctx context.Context, pid uuid.UUID, from, to int64) (map[int64][]string, error) {
-	rows, err := e.pool.Query(ctx, `
+func (r *Reader) deadGroups(ctx context.Context, pid uuid.UUID, from, to int64) (map[int64][]string, error) {
+	rows, err := r.pool.Query(ctx, `
 		SELECT msg_offset, group_name FROM lethe.dead_letters
 		 WHERE partition_id = $1 AND msg_offset BETWEEN $2 AND $3`, pid, from, to)
 	if err != nil {
@@ -112,35 +107,35 @@ func (pr *partitionReaders) status(offset int64, createdAt time.Time, dead []str
 	for _, c := range pr.cursors {
 		switch {
 		case offset <= c.committed:
-			groups[c.group] = MsgCompleted
+			groups[c.group] = api.MessageCompleted
 		case c.leaseUntil != nil && c.leaseUntil.After(pr.now) && offset >= c.leaseFrom && offset <= c.leaseTo:
-			groups[c.group] = MsgProcessing
+			groups[c.group] = api.MessageProcessing
 		default:
-			groups[c.group] = MsgPending
+			groups[c.group] = api.MessagePending
 		}
 	}
 	for _, s := range pr.pending {
 		// A group subscribed after the message was written never reads it.
 		if s.fromAt == nil || !createdAt.Before(*s.fromAt) {
-			groups[s.group] = MsgPending
+			groups[s.group] = api.MessagePending
 		}
 	}
 	for _, g := range dead {
-		groups[g] = MsgDead
+		groups[g] = api.MessageDead
 	}
 	expired := pr.label.ttl > 0 && createdAt.Before(pr.now.Add(-pr.label.ttl))
 	for g, st := range groups {
-		if st == MsgPending && expired {
-			groups[g] = MsgExpired
+		if st == api.MessagePending && expired {
+			groups[g] = api.MessageExpired
 		}
 	}
-	rank := map[string]int{MsgDead: 4, MsgProcessing: 3, MsgPending: 2, MsgExpired: 1, MsgCompleted: 0}
-	overall := MsgPending
+	rank := map[string]int{api.MessageDead: 4, api.MessageProcessing: 3, api.MessagePending: 2, api.MessageExpired: 1, api.MessageCompleted: 0}
+	overall := api.MessagePending
 	if expired {
-		overall = MsgExpired
+		overall = api.MessageExpired
 	}
 	if len(groups) > 0 {
-		overall = MsgCompleted
+		overall = api.MessageCompleted
 		for _, st := range groups {
 			if rank[st] > rank[overall] {
 				overall = st
@@ -156,10 +151,10 @@ func normalizeMessageStatus(s string) (string, error) {
 	switch s {
 	case "":
 		return "", nil
-	case MsgPending, MsgProcessing, MsgCompleted, MsgDead, MsgExpired:
+	case api.MessagePending, api.MessageProcessing, api.MessageCompleted, api.MessageDead, api.MessageExpired:
 		return s, nil
 	case "dead_letter", "failed":
-		return MsgDead, nil
+		return api.MessageDead, nil
 	}
 	return "", invalidf("status must be one of pending, processing, completed, dead, expired; got %q", s)
 }

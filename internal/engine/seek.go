@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/lethe-mq/lethe/api"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,30 +23,13 @@ type SeekRequest struct {
 	Timestamp *time.Time
 }
 
-// SeekResult answers a seek (Queen's shape).
-type SeekResult struct {
-	Success           bool       `json:"success"`
-	ConsumerGroup     string     `json:"consumerGroup"`
-	QueueName         string     `json:"queueName"`
-	Partition         string     `json:"partition,omitempty"`
-	SeekToEnd         bool       `json:"seekToEnd"`
-	TargetTimestamp   *time.Time `json:"targetTimestamp"`
-	PartitionsUpdated int        `json:"partitionsUpdated"`
-	// CommittedOffset is where a one-partition seek left the cursor.
-	CommittedOffset *int64 `json:"committedOffset,omitempty"`
-	// ClampedPartitions counts partitions where the target time lies at or
-	// before the oldest message still retained, older ones having been
-	// deleted by retention: those cursors start at the oldest retained one.
-	ClampedPartitions int `json:"clampedPartitions,omitempty"`
-}
-
 // Seek sets the group's committed offset on each partition: next_offset-1
 // to skip everything, or the offset before the first message at or after
 // the timestamp to replay from there. Leases on moved cursors are dropped
 // (their acks then fail and the messages follow the new position), retry
 // counts and delays reset, and partitions the group has not popped yet get a cursor so
 // the seek holds for them too.
-func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error) {
+func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*api.SeekResult, error) {
 	if err := ValidateName("consumer group", req.Group); err != nil {
 		return nil, err
 	}
@@ -65,7 +49,7 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*SeekResult, error)
 		only = &pid
 	}
 	now := e.clock.Now()
-	res := &SeekResult{Success: true, ConsumerGroup: req.Group, QueueName: req.Queue, Partition: req.Partition,
+	res := &api.SeekResult{Success: true, ConsumerGroup: req.Group, QueueName: req.Queue, Partition: req.Partition,
 		SeekToEnd: req.ToEnd, TargetTimestamp: req.Timestamp}
 	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		pids, committed, clamped, err := e.seekTargets(ctx, tx, qid, only, req.Group, req.Timestamp)

@@ -1,4 +1,4 @@
-package engine
+package inspect
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lethe-mq/lethe/internal/store"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
-// Bounds of every admin list.
+// Bounds of every list.
 const (
 	PageLimitDefault = 100
 	PageLimitMax     = 1000
@@ -40,45 +40,44 @@ func (p *Page) validate() error {
 	return nil
 }
 
-// queueID returns the id of the named queue, or ErrNotFound.
-func (e *Engine) queueID(ctx context.Context, name string) (int64, error) {
-	if err := ValidateName("queue", name); err != nil {
+// queueID returns the id of the named queue, or apierr.NotFound.
+func (r *Reader) queueID(ctx context.Context, name string) (int64, error) {
+	if err := validate.Name("queue", name); err != nil {
 		return 0, err
 	}
-	q, err := e.catalog.queue(ctx, name)
-	if err != nil {
-		return 0, err
-	}
-	if q == nil {
+	var id int64
+	err := r.pool.QueryRow(ctx, `SELECT id FROM lethe.queues WHERE name = $1`, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, notFoundf("queue %q does not exist", name)
 	}
-	return q.ID, nil
+	if err != nil {
+		return 0, fmt.Errorf("look up queue %s: %w", name, err)
+	}
+	return id, nil
 }
 
 // partitionOf returns the id of a partition of the named queue, or
-// ErrNotFound.
-func (e *Engine) partitionOf(ctx context.Context, queue, partition string) (uuid.UUID, error) {
-	if err := ValidateName("partition", partition); err != nil {
+// apierr.NotFound.
+func (r *Reader) partitionOf(ctx context.Context, queue, partition string) (uuid.UUID, error) {
+	if err := validate.Name("partition", partition); err != nil {
 		return uuid.Nil, err
 	}
-	q, err := e.catalog.queue(ctx, queue)
+	qid, err := r.queueID(ctx, queue)
 	if err != nil {
 		return uuid.Nil, err
 	}
-	if q == nil {
-		return uuid.Nil, notFoundf("queue %q does not exist", queue)
-	}
-	pid, ok, err := e.catalog.partitionID(ctx, q, partition)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	if !ok {
+	var pid uuid.UUID
+	err = r.pool.QueryRow(ctx, `SELECT id FROM lethe.partitions WHERE queue_id = $1 AND name = $2`, qid, partition).Scan(&pid)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, notFoundf("queue %q has no partition %q", queue, partition)
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("look up partition %s/%s: %w", queue, partition, err)
 	}
 	return pid, nil
 }
 
-// partitionLabel is where a partition sits, for admin answers.
+// partitionLabel is where a partition sits, for answers.
 type partitionLabel struct {
 	queueID   int64
 	queue     string
@@ -89,18 +88,18 @@ type partitionLabel struct {
 	ttl time.Duration
 }
 
-func (e *Engine) labelPartition(ctx context.Context, q store.Querier, pid uuid.UUID) (*partitionLabel, error) {
-	rows, err := q.Query(ctx, `
+func (r *Reader) labelPartition(ctx context.Context, pid uuid.UUID) (*partitionLabel, error) {
+	rows, err := r.pool.Query(ctx, `
 		SELECT q.id, q.name, q.namespace, q.task, p.name, coalesce((q.options->>'ttl')::int, 0)
 		  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
 		 WHERE p.id = $1`, pid)
 	if err != nil {
 		return nil, fmt.Errorf("look up partition %s: %w", pid, err)
 	}
-	l, err := pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (*partitionLabel, error) {
+	l, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (*partitionLabel, error) {
 		l := &partitionLabel{}
 		var ttl int
-		err := r.Scan(&l.queueID, &l.queue, &l.namespace, &l.task, &l.partition, &ttl)
+		err := row.Scan(&l.queueID, &l.queue, &l.namespace, &l.task, &l.partition, &ttl)
 		l.ttl = time.Duration(ttl) * time.Second
 		return l, err
 	})
@@ -111,4 +110,13 @@ func (e *Engine) labelPartition(ctx context.Context, q store.Querier, pid uuid.U
 		return nil, fmt.Errorf("look up partition %s: %w", pid, err)
 	}
 	return l, nil
+}
+
+// utcPtr shows times in UTC whatever the session's time zone.
+func utcPtr(ts ...*time.Time) {
+	for _, t := range ts {
+		if t != nil {
+			*t = t.UTC()
+		}
+	}
 }

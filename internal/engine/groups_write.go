@@ -3,26 +3,18 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/lethe-mq/lethe/api"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
-
-// GroupDeleted answers a consumer group deletion (Queen's shape).
-type GroupDeleted struct {
-	Success           bool   `json:"success"`
-	ConsumerGroup     string `json:"consumerGroup"`
-	QueueName         string `json:"queueName,omitempty"`
-	DeletedPartitions int64  `json:"deletedPartitions"`
-	MetadataDeleted   bool   `json:"metadataDeleted"`
-}
 
 // DeleteConsumerGroup forgets where group stands: its cursors (and leases)
 // on queue, or on every queue when queue is empty. With deleteMetadata its
 // subscriptions go too, so its next pop subscribes afresh; without, the
 // next pop starts each partition where the subscription says. Its dead
 // letters stay: they are copies an operator may still replay.
-func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, deleteMetadata bool) (*GroupDeleted, error) {
+func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, deleteMetadata bool) (*api.GroupDeleted, error) {
 	if err := ValidateName("consumer group", group); err != nil {
 		return nil, err
 	}
@@ -34,7 +26,7 @@ func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, d
 		}
 		qid = &id
 	}
-	res := &GroupDeleted{Success: true, ConsumerGroup: group, QueueName: queue, MetadataDeleted: deleteMetadata}
+	res := &api.GroupDeleted{Success: true, ConsumerGroup: group, QueueName: queue, MetadataDeleted: deleteMetadata}
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		var exists bool
 		if err := tx.QueryRow(ctx, `
@@ -75,18 +67,10 @@ func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, d
 	return res, nil
 }
 
-// SubscriptionUpdated answers a subscription time change (Queen's shape).
-type SubscriptionUpdated struct {
-	Success       bool      `json:"success"`
-	ConsumerGroup string    `json:"consumerGroup"`
-	NewTimestamp  time.Time `json:"newTimestamp"`
-	RowsUpdated   int64     `json:"rowsUpdated"`
-}
-
 // UpdateSubscription moves the start time of every subscription of group.
 // It decides where the group starts on partitions it has not popped yet;
 // to move the group on partitions it already reads, seek.
-func (e *Engine) UpdateSubscription(ctx context.Context, group string, from time.Time) (*SubscriptionUpdated, error) {
+func (e *Engine) UpdateSubscription(ctx context.Context, group string, from time.Time) (*api.SubscriptionUpdated, error) {
 	if err := ValidateName("consumer group", group); err != nil {
 		return nil, err
 	}
@@ -100,5 +84,5 @@ func (e *Engine) UpdateSubscription(ctx context.Context, group string, from time
 	}
 	// Other replicas pick the change up when their cache entry expires.
 	e.ForgetSubscriptions()
-	return &SubscriptionUpdated{Success: true, ConsumerGroup: group, NewTimestamp: from.UTC(), RowsUpdated: tag.RowsAffected()}, nil
+	return &api.SubscriptionUpdated{Success: true, ConsumerGroup: group, NewTimestamp: from.UTC(), RowsUpdated: tag.RowsAffected()}, nil
 }

@@ -1,4 +1,4 @@
-package retention
+package inspect
 
 import (
 	"context"
@@ -17,7 +17,7 @@ func TestWALUsageNeedsPgMonitor(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
 	admin := walPool(t, dsn)
-	w, err := walUsage(ctx, admin)
+	w, err := New(Config{Pool: admin}).walUsage(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestWALUsageNeedsPgMonitor(t *testing.T) {
 
 	role, as := pgtest.NewRole(t, "lethe_app")
 	app := walPool(t, as(dsn))
-	w, err = walUsage(ctx, app)
+	w, err = New(Config{Pool: app}).walUsage(ctx)
 	if err != nil {
 		t.Fatalf("an unprivileged role got an error instead of a note: %v", err)
 	}
@@ -41,7 +41,7 @@ func TestWALUsageNeedsPgMonitor(t *testing.T) {
 	if _, err := admin.Exec(ctx, "GRANT pg_monitor TO "+pgx.Identifier{role}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
-	if w, err = walUsage(ctx, app); err != nil || w.Bytes == nil || w.Unavailable != "" {
+	if w, err = New(Config{Pool: app}).walUsage(ctx); err != nil || w.Bytes == nil || w.Unavailable != "" {
 		t.Fatalf("with pg_monitor: %+v, %v; want the size", w, err)
 	}
 }

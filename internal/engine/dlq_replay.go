@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/store"
+)
+
+// ParseDeadLetterID checks the id of a dead letter as it appears in URLs.
+func ParseDeadLetterID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		return 0, invalidf("dead letter id must be a positive whole number (the id field of GET /api/v1/dlq), got %q", s)
+	}
+	return id, nil
+}
+
+// DeleteDeadLetter drops one dead letter for good.
+func (e *Engine) DeleteDeadLetter(ctx context.Context, id int64) error {
+	tag, err := e.pool.Exec(ctx, `DELETE FROM lethe.dead_letters WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("delete dead letter %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFoundf("dead letter %d does not exist (already replayed or deleted?)", id)
+	}
+	return nil
+}
+
+// ReplayDeadLetter appends the dead letter's payload to its partition again
+// under a new transaction id and deletes the dead letter, both in one
+// transaction. The copy lands at the end of the log, so every consumer
+// group reading that partition receives it, not only the one that gave up.
+func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*api.DeadLetterReplayed, error) {
+	res := &api.DeadLetterReplayed{Success: true, ID: strconv.FormatInt(id, 10), TransactionID: uuid.NewString()}
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		var pid uuid.UUID
+		var traceID string
+		var payload, sealed []byte
+		err := tx.QueryRow(ctx, `
+			SELECT d.partition_id, q.name, p.name, d.trace_id, d.payload, d.payload_sealed
+			  FROM lethe.dead_letters d
+			  JOIN lethe.partitions p ON p.id = d.partition_id
+			  JOIN lethe.queues q ON q.id = p.queue_id
+			 WHERE d.id = $1 FOR UPDATE OF d`, id).Scan(&pid, &res.Queue, &res.Partition, &traceID, &payload, &sealed)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFoundf("dead letter %d does not exist (already replayed or deleted?)", id)
+		}
+		if err != nil {
+			return fmt.Errorf("load dead letter %d: %w", id, err)
+		}
+		now := e.clock.Now()
+		f, err := e.replayFrame(ctx, id, res, traceID, payload, sealed, now)
+		if err != nil {
+			return err
+		}
+		b := store.NewBatch(1, 0)
+		b.Add(store.TxnHash(res.TransactionID), f, now)
+		appended, err := store.Append(ctx, tx, pid, b, now)
+		if errors.Is(err, store.ErrPartitionGone) {
+			return fmt.Errorf("%w: partition %s was deleted meanwhile", ErrConflict, pid)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM lethe.dead_letters WHERE id = $1`, id); err != nil {
+			return fmt.Errorf("delete replayed dead letter %d: %w", id, err)
+		}
+		res.PartitionID, res.Offset = pid.String(), appended[0].Offset
+		res.MessageID = MessageID(pid, res.Offset)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var fx effects
+	fx.pushed(res.Queue, 1)
+	e.fire(&fx)
+	return res, nil
+}
+
+// replayFrame is the frame a replay appends: the dead letter's payload,
+// opened when it was sealed and sealed again when its queue is encrypted.
+func (e *Engine) replayFrame(ctx context.Context, id int64, res *api.DeadLetterReplayed, traceID string, payload, sealed []byte, now time.Time) ([]byte, error) {
+	if sealed != nil {
+		plain, err := e.openDeadLetter(sealed)
+		if err != nil {
+			return nil, fmt.Errorf("%w: dead letter %d cannot be replayed: %v; configure the key that sealed it (QUEEN_ENCRYPTION_KEY_PREVIOUS) and replay again",
+				ErrConflict, id, err)
+		}
+		payload = plain
+	}
+	if payload == nil {
+		return nil, fmt.Errorf("%w: dead letter %d has no payload (its message was gone or unreadable when it failed), so there is nothing to replay; delete it instead",
+			ErrConflict, id)
+	}
+	q, err := e.catalog.queue(ctx, res.Queue)
+	if err != nil {
+		return nil, err
+	}
+	m := frame.Message{CreatedAt: now, TxnID: res.TransactionID, TraceID: traceID, Payload: payload}
+	if err := e.sealFor(q, &m); err != nil {
+		return nil, err
+	}
+	return frame.Encode(m), nil
+}
+
+// openDeadLetter opens a dead letter's sealed payload.
+func (e *Engine) openDeadLetter(sealed []byte) ([]byte, error) {
+	plain, err := e.cfg.Keys.Open(sealed)
+	if err != nil {
+		return nil, fmt.Errorf("the payload is encrypted and cannot be opened: %w", err)
+	}
+	return plain, nil
+}
