@@ -32,6 +32,11 @@ type HistoryEntry struct {
 	Lost        []GroupLoss      `json:"lost"`
 }
 
+// historyRangesMax is how many partitions a row's ranges list at most
+// (lethe.history_ranges_add, migration 110; fewer when their names are
+// long: the list stops at about 256 bytes).
+const historyRangesMax = 16
+
 // PartitionRange is what a row covered of one partition: offsets FromOffset
 // to ToOffset, Messages of them (deleted, or lost by the group).
 type PartitionRange struct {

@@ -25,13 +25,13 @@ ALTER TABLE lethe.retention_history
     -- counted once while its steps follow each other).
     ADD COLUMN partitions int NOT NULL DEFAULT 1,
     -- {partition name: [from offset, to offset, messages]} for the first
-    -- partitions the decision covered, at most 16 and about 512 bytes;
+    -- partitions the decision covered, at most 16 and about 256 bytes;
     -- NULL on rows written before this migration (one partition each,
     -- in partition_name, from_offset, to_offset).
     ADD COLUMN ranges jsonb,
     -- The partition of the latest step folded in.
     ADD COLUMN last_partition uuid;
-ALTER TABLE lethe.retention_history SET (fillfactor = 70);
+ALTER TABLE lethe.retention_history SET (fillfactor = 90);
 
 -- What one consumer group lost unread by one rule in one cycle of one
 -- queue: messages and leased are exact sums over the partitions; the
@@ -60,7 +60,7 @@ CREATE TABLE lethe.retention_losses (
 
 -- Adds one partition's range to a decision's ranges: widened when the
 -- partition is listed, added while the list holds fewer than 16
--- partitions and under 512 bytes, else left as it is (the decision's
+-- partitions and under 256 bytes, else left as it is (the decision's
 -- partitions still counts it).
 CREATE FUNCTION lethe.history_ranges_add(p_ranges jsonb, p_name text, p_from bigint, p_to bigint, p_messages bigint)
 RETURNS jsonb
@@ -71,7 +71,7 @@ LANGUAGE sql IMMUTABLE AS $$
                 least((p_ranges -> p_name ->> 0)::bigint, p_from),
                 greatest((p_ranges -> p_name ->> 1)::bigint, p_to),
                 (p_ranges -> p_name ->> 2)::bigint + p_messages))
-        WHEN (SELECT count(*) FROM jsonb_object_keys(p_ranges)) < 16 AND pg_column_size(p_ranges) < 512 THEN
+        WHEN (SELECT count(*) FROM jsonb_object_keys(p_ranges)) < 16 AND pg_column_size(p_ranges) < 256 THEN
             p_ranges || jsonb_build_object(p_name, jsonb_build_array(p_from, p_to, p_messages))
         ELSE p_ranges
     END
