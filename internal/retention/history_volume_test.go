@@ -157,9 +157,11 @@ func TestAnInterruptedCycleLeavesHistoryForWhatItDeleted(t *testing.T) {
 
 // The fold's updates are HOT (no indexed column changes, the pages keep
 // room): a decision written by 40 steps over 20 partitions, 240 times,
-// leaves heap-only updates and 240 rows, and the table stays under 2 KiB
-// a row. The row size is logged: the figure docs/retention.md's
-// "Footprint" uses.
+// leaves heap-only updates and 240 rows. The sizes are logged: the
+// figures docs/retention.md's "Footprint" uses (on a quiet machine; how
+// much of a cycle's dead versions is pruned before vacuum depends on
+// what else holds back the database's horizon, an ANALYZE say, so the
+// size is not asserted here: the soak holds it to a budget).
 func TestHistoryFoldUpdatesAreHOT(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -219,9 +221,6 @@ func TestHistoryFoldUpdatesAreHOT(t *testing.T) {
 	}
 	if want := int64(cycles * (partitions*stepsPer - 1)); upd != want || hot < want*9/10 {
 		t.Fatalf("%d updates, %d of them HOT; want %d, at least 90%% HOT", upd, hot, want)
-	}
-	if tableBytes > 2048*rows {
-		t.Fatalf("%d bytes for %d rows: more than 2 KiB a row with its indexes", tableBytes, rows)
 	}
 	t.Logf("%d rows, %d bytes a row (pg_column_size), %d updates %d HOT, %d bytes a row with its indexes",
 		rows, rowBytes, upd, hot, tableBytes/rows)
