@@ -104,29 +104,50 @@ type TimeRange struct {
 	To   time.Time `json:"to"`
 }
 
-// RetentionHistoryEntry is one deleting step's audit row.
+// RetentionHistoryEntry is one decision's audit row: what one rule
+// deleted (or moved) in one queue in one retention cycle, over every
+// partition it touched. Partition, PartitionID, FromOffset and ToOffset
+// name the partition and its range when the row covers one partition
+// (Partitions 1); with several they are empty and null, and Ranges lists
+// the first of them. Rows written before lethe's migration 110 cover one
+// step of one partition each.
 type RetentionHistoryEntry struct {
-	ID          int64       `json:"id"`
-	ExecutedAt  time.Time   `json:"executedAt"`
-	Queue       string      `json:"queue"`
-	Partition   string      `json:"partition"`
-	PartitionID string      `json:"partitionId"`
-	Rule        string      `json:"rule"`
-	Segments    int         `json:"segments"`
-	Messages    int64       `json:"messages"`
-	Bytes       int64       `json:"bytes"`
-	FromOffset  *int64      `json:"fromOffset"`
-	ToOffset    *int64      `json:"toOffset"`
-	Lost        []GroupLoss `json:"lost"`
+	ID          int64            `json:"id"`
+	ExecutedAt  time.Time        `json:"executedAt"`
+	Queue       string           `json:"queue"`
+	Partition   string           `json:"partition"`
+	PartitionID string           `json:"partitionId"`
+	Rule        string           `json:"rule"`
+	Partitions  int              `json:"partitions"`
+	Segments    int              `json:"segments"`
+	Messages    int64            `json:"messages"`
+	Bytes       int64            `json:"bytes"`
+	FromOffset  *int64           `json:"fromOffset"`
+	ToOffset    *int64           `json:"toOffset"`
+	Ranges      []PartitionRange `json:"ranges"`
+	Lost        []GroupLoss      `json:"lost"`
+}
+
+// PartitionRange is what a history row covered of one partition: offsets
+// FromOffset to ToOffset, Messages of them.
+type PartitionRange struct {
+	Partition  string `json:"partition"`
+	FromOffset *int64 `json:"fromOffset"`
+	ToOffset   *int64 `json:"toOffset"`
+	Messages   int64  `json:"messages"`
 }
 
 // GroupLoss is what one consumer group had not consumed of the deleted
-// offsets: Messages between FromOffset and ToOffset, Leased of which it
-// held under a live lease. Queue mode is the group "__QUEUE_MODE__".
+// offsets: Messages over Partitions partitions, Leased of which it held
+// under a live lease (both exact). FromOffset and ToOffset are the range
+// when the loss is in one partition, null with several (see Ranges).
+// Queue mode is the group "__QUEUE_MODE__".
 type GroupLoss struct {
-	Group      string `json:"group"`
-	Messages   int64  `json:"messages"`
-	FromOffset int64  `json:"fromOffset"`
-	ToOffset   int64  `json:"toOffset"`
-	Leased     int64  `json:"leased"`
+	Group      string           `json:"group"`
+	Messages   int64            `json:"messages"`
+	Partitions int              `json:"partitions"`
+	FromOffset *int64           `json:"fromOffset"`
+	ToOffset   *int64           `json:"toOffset"`
+	Leased     int64            `json:"leased"`
+	Ranges     []PartitionRange `json:"ranges"`
 }

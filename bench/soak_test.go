@@ -26,15 +26,21 @@ const (
 //     floor (steady here), its indexes grow by about 40 bytes a message
 //     until the table (or, once the sidecar is partitioned by day, the
 //     partition) is dropped;
-//   - the audit tables keep their rows METRICS_RETENTION_DAYS; their size
-//     must follow their rows (no bloat) until the audit rework (issue 12,
-//     item 1) bounds the rows themselves.
+//   - the audit tables keep their rows METRICS_RETENTION_DAYS. The history
+//     keeps one row per decision (a queue, a rule, a cycle), whatever the
+//     partitions and steps: here at most historyRowsPerCycle rows for
+//     each cycle that deleted something (each writes one row of
+//     lethe.retention_runs), and no loss rows (the groups keep up). Their
+//     size must follow their rows: auditRowBytes a row, heap and indexes
+//     (a history row is about 800 bytes with a full list of partition
+//     ranges, a run row about 200).
 const (
-	sidecarBudget = 96   // bytes a pushed message may add to lethe.txns
-	auditRowBytes = 2048 // bytes a row of the audit tables, heap and indexes
+	sidecarBudget       = 96   // bytes a pushed message may add to lethe.txns
+	auditRowBytes       = 1536 // bytes a row of the audit tables, heap and indexes
+	historyRowsPerCycle = 2    // queues with a deleting rule in the short soak, one rule each
 )
 
-var auditTables = []string{"lethe.retention_history", "lethe.retention_runs"}
+var auditTables = []string{"lethe.retention_history", "lethe.retention_runs", "lethe.retention_losses"}
 
 // TestShortSoak runs the soak for a few minutes and fails if any table
 // keeps growing in the second half, when every window has passed: the
@@ -99,9 +105,21 @@ func checkSidecar(t *testing.T, samples []soak.Sample, from float64) {
 	}
 }
 
-// checkAudit: the audit tables' size follows their rows.
+// checkAudit: the history grows with the cycles, not with partitions or
+// steps, no group lost anything, and the audit tables' size follows their
+// rows. Row counts are the statistics' live rows (an estimate that lags a
+// little: hence the slack).
 func checkAudit(t *testing.T, last soak.Sample) {
 	t.Helper()
+	hist, _ := last.Table("lethe.retention_history")
+	runs, _ := last.Table("lethe.retention_runs")
+	if hist.Live > historyRowsPerCycle*runs.Live+50 {
+		t.Errorf("lethe.retention_history holds %d rows for %d cycles that deleted: more than %d a cycle",
+			hist.Live, runs.Live, historyRowsPerCycle)
+	}
+	if losses, _ := last.Table("lethe.retention_losses"); losses.Live != 0 {
+		t.Errorf("lethe.retention_losses holds %d rows; the soak's groups keep up and lose nothing", losses.Live)
+	}
 	for _, name := range auditTables {
 		tb, ok := last.Table(name)
 		if !ok {
@@ -112,6 +130,8 @@ func checkAudit(t *testing.T, last soak.Sample) {
 			t.Errorf("%s: %d bytes for %d rows: more than %d bytes a row", name, tb.Total, tb.Live, auditRowBytes)
 		}
 	}
+	t.Logf("audit: %d history rows for %d cycles that deleted, %d bytes (%d a row)", hist.Live, runs.Live,
+		hist.Total, hist.Total/max(hist.Live, 1))
 }
 
 // at is the first sample at or after elapsed seconds.

@@ -253,16 +253,48 @@ func (o *retentionHistoryOptions) Run(ctx context.Context, w io.Writer) error {
 		return nil
 	}
 	for _, e := range out.Entries {
-		rng := ""
-		if e.FromOffset != nil && e.ToOffset != nil {
-			rng = fmt.Sprintf(" offsets %d..%d", *e.FromOffset, *e.ToOffset)
-		}
-		fmt.Fprintf(w, "%s  %s/%s  %s  %d messages in %d segments (%s)%s\n", e.ExecutedAt.Format(time.RFC3339),
-			e.Queue, e.Partition, e.Rule, e.Messages, e.Segments, retentionBytes(e.Bytes), rng)
-		for _, l := range e.Lost {
-			fmt.Fprintf(w, "    group %s lost %d unread (offsets %d..%d, %d of them leased)\n",
-				l.Group, l.Messages, l.FromOffset, l.ToOffset, l.Leased)
-		}
+		printHistoryEntry(w, e)
 	}
 	return nil
+}
+
+// printHistoryEntry prints one decision: queue/partition and its offsets
+// when it covered one partition, else the partitions it listed; then each
+// group's unread loss.
+func printHistoryEntry(w io.Writer, e api.RetentionHistoryEntry) {
+	where, rng := e.Queue+"/"+e.Partition, ""
+	if e.FromOffset != nil && e.ToOffset != nil {
+		rng = fmt.Sprintf(" offsets %d..%d", *e.FromOffset, *e.ToOffset)
+	}
+	if e.Partitions > 1 {
+		where, rng = e.Queue, fmt.Sprintf(" in %d partitions: %s", e.Partitions, rangeList(e.Ranges, e.Partitions))
+	}
+	fmt.Fprintf(w, "%s  %s  %s  %d messages in %d segments (%s)%s\n", e.ExecutedAt.Format(time.RFC3339),
+		where, e.Rule, e.Messages, e.Segments, retentionBytes(e.Bytes), rng)
+	for _, l := range e.Lost {
+		if l.FromOffset != nil && l.ToOffset != nil {
+			fmt.Fprintf(w, "    group %s lost %d unread (offsets %d..%d, %d of them leased)\n",
+				l.Group, l.Messages, *l.FromOffset, *l.ToOffset, l.Leased)
+			continue
+		}
+		fmt.Fprintf(w, "    group %s lost %d unread in %d partitions (%s; %d of them leased)\n",
+			l.Group, l.Messages, l.Partitions, rangeList(l.Ranges, l.Partitions), l.Leased)
+	}
+}
+
+// rangeList is "p0 0..11, p1 0..9", with how many of the partitions are
+// not listed.
+func rangeList(ranges []api.PartitionRange, partitions int) string {
+	parts := make([]string, 0, len(ranges)+1)
+	for _, r := range ranges {
+		if r.FromOffset != nil && r.ToOffset != nil {
+			parts = append(parts, fmt.Sprintf("%s %d..%d", r.Partition, *r.FromOffset, *r.ToOffset))
+		} else {
+			parts = append(parts, r.Partition)
+		}
+	}
+	if more := partitions - len(ranges); more > 0 {
+		parts = append(parts, fmt.Sprintf("%d more", more))
+	}
+	return strings.Join(parts, ", ")
 }

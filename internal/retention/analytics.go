@@ -2,7 +2,6 @@ package retention
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -23,7 +22,8 @@ type TimeRange struct {
 }
 
 // SeriesTotals are message (frame) counts, not segment rows. EventCount is
-// how many deleting steps wrote a history row.
+// how many history rows (decisions: a queue, a rule, a cycle; one per step
+// on rows written before migration 110) the bucket holds.
 type SeriesTotals struct {
 	RetentionMsgs          int64 `json:"retentionMsgs"`
 	CompletedRetentionMsgs int64 `json:"completedRetentionMsgs"`
@@ -89,79 +89,6 @@ func (s *Service) RetentionAnalytics(ctx context.Context, from, to time.Time, qu
 		t.EvictionMsgs += b.EvictionMsgs
 		t.TotalMsgs += b.TotalMsgs
 		t.EventCount += b.EventCount
-	}
-	return out, rows.Err()
-}
-
-// HistoryEntry is one audit row: what one step deleted by one rule.
-type HistoryEntry struct {
-	ID          int64       `json:"id"`
-	ExecutedAt  time.Time   `json:"executedAt"`
-	Queue       string      `json:"queue"`
-	Partition   string      `json:"partition"`
-	PartitionID string      `json:"partitionId"`
-	Rule        string      `json:"rule"`
-	Segments    int         `json:"segments"`
-	Messages    int64       `json:"messages"`
-	Bytes       int64       `json:"bytes"`
-	FromOffset  *int64      `json:"fromOffset"`
-	ToOffset    *int64      `json:"toOffset"`
-	Lost        []GroupLoss `json:"lost"`
-}
-
-// GroupLoss is what one consumer group had not consumed of the deleted
-// offsets: Messages between FromOffset and ToOffset, Leased of which it
-// held under a live lease. Queue mode is the group "__QUEUE_MODE__".
-type GroupLoss struct {
-	Group      string `json:"group"`
-	Messages   int64  `json:"messages"`
-	FromOffset int64  `json:"fromOffset"`
-	ToOffset   int64  `json:"toOffset"`
-	Leased     int64  `json:"leased"`
-}
-
-// HistoryQuery filters the audit rows; zero values match everything.
-type HistoryQuery struct {
-	Queue string
-	Rule  string
-	From  time.Time
-	To    time.Time
-	// LostOnly keeps rows where some group lost unread messages.
-	LostOnly bool
-	Limit    int
-}
-
-// History returns audit rows, newest first.
-func (s *Service) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT h.id, h.executed_at, h.queue_name, h.partition_name, h.partition_id::text, h.rule,
-		       h.segments, h.frames, h.bytes, h.from_offset, h.to_offset, h.lost
-		  FROM lethe.retention_history h
-		 WHERE ($1 = '' OR h.queue_name = $1) AND ($2 = '' OR h.rule = $2)
-		   AND h.executed_at >= $3 AND h.executed_at <= $4
-		   AND (NOT $5 OR h.lost IS NOT NULL)
-		 ORDER BY h.executed_at DESC, h.id DESC
-		 LIMIT $6`, q.Queue, q.Rule, q.From, q.To, q.LostOnly, q.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("retention history: %w", err)
-	}
-	defer rows.Close()
-	out := []HistoryEntry{}
-	for rows.Next() {
-		var e HistoryEntry
-		var lost []byte
-		if err := rows.Scan(&e.ID, &e.ExecutedAt, &e.Queue, &e.Partition, &e.PartitionID, &e.Rule,
-			&e.Segments, &e.Messages, &e.Bytes, &e.FromOffset, &e.ToOffset, &lost); err != nil {
-			return nil, fmt.Errorf("retention history: %w", err)
-		}
-		e.ExecutedAt = e.ExecutedAt.UTC()
-		e.Lost = []GroupLoss{}
-		if len(lost) > 0 {
-			if err := json.Unmarshal(lost, &e.Lost); err != nil {
-				return nil, fmt.Errorf("retention history: row %d: %w", e.ID, err)
-			}
-		}
-		out = append(out, e)
 	}
 	return out, rows.Err()
 }

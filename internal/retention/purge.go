@@ -29,6 +29,7 @@ func (s *Service) metricsPurge(ctx context.Context, conn *pgx.Conn, now time.Tim
 	if cutoff, ok := daysBefore(now, s.cfg.MetricsRetentionDays); ok {
 		targets = append(targets,
 			purgeTarget{table: "lethe.retention_history", column: "executed_at", cutoff: cutoff},
+			purgeTarget{table: "lethe.retention_losses", column: "executed_at", cutoff: cutoff},
 			purgeTarget{table: "lethe.retention_runs", column: "started_at", cutoff: cutoff},
 			purgeTarget{table: "lethe.reclaim_history", column: "executed_at", cutoff: cutoff})
 	}

@@ -11,8 +11,9 @@ func TestMetricsRetentionNeverAndHugeValuesPurgeNothingRecent(t *testing.T) {
 	insert := func(at time.Time) {
 		t.Helper()
 		if _, err := e.pool.Exec(e.ctx, `
-			INSERT INTO lethe.retention_history (executed_at, queue_name, partition_name, partition_id, rule, segments, frames, bytes)
-			VALUES ($1, 'q', 'p', gen_random_uuid(), 'retention', 1, 1, 1)`, at); err != nil {
+			INSERT INTO lethe.retention_history (executed_at, queue_name, partition_name, partition_id, rule, segments, frames, bytes, lost)
+			VALUES ($1, 'q', 'p', gen_random_uuid(), 'retention', 1, 1, 1,
+			        '[{"group": "g", "messages": 1, "fromOffset": 0, "toOffset": 0, "leased": 0}]')`, at); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -27,8 +28,11 @@ func TestMetricsRetentionNeverAndHugeValuesPurgeNothingRecent(t *testing.T) {
 			t.Fatalf("METRICS_RETENTION_DAYS %d: purged %d rows (%v); want none", days, res.MetricsPurged, err)
 		}
 	}
-	if res := e.cycle(); res.MetricsPurged != 1 {
-		t.Fatalf("the default 90 days purged %d rows, want the 400-day-old one", res.MetricsPurged)
+	if res := e.cycle(); res.MetricsPurged != 2 {
+		t.Fatalf("the default 90 days purged %d rows, want the 400-day-old one and its loss row", res.MetricsPurged)
+	}
+	if n := e.count(`SELECT count(*) FROM lethe.retention_losses`); n != 1 {
+		t.Fatalf("%d loss rows left, want the recent one", n)
 	}
 }
 

@@ -71,7 +71,7 @@ func TestRetentionSecondsDropsOldSegmentsConsumedOrNot(t *testing.T) {
 		t.Fatalf("history = %+v, want one retention row for offsets 0..2", h)
 	}
 	// Group g had read offset 0 only: it lost 1..2 unread.
-	if len(h[0].Lost) != 1 || h[0].Lost[0].Group != "g" || h[0].Lost[0].Messages != 2 || h[0].Lost[0].FromOffset != 1 {
+	if len(h[0].Lost) != 1 || h[0].Lost[0].Group != "g" || h[0].Lost[0].Messages != 2 || *h[0].Lost[0].FromOffset != 1 {
 		t.Fatalf("lost = %+v, want g lost 2 messages from offset 1", h[0].Lost)
 	}
 

@@ -254,3 +254,11 @@ func (b *syncBuffer) String() string {
 func enginePop(queue, group, mode string) engine.PopRequest {
 	return engine.PopRequest{Queue: queue, Group: group, Batch: 1, SubscriptionMode: mode}
 }
+
+// isLoss says whether l is group's loss of messages, offsets from to to in
+// one partition, leased of them leased.
+func isLoss(l GroupLoss, group string, messages, from, to, leased int64) bool {
+	return l.Group == group && l.Messages == messages && l.Leased == leased && l.Partitions == 1 &&
+		l.FromOffset != nil && *l.FromOffset == from && l.ToOffset != nil && *l.ToOffset == to &&
+		len(l.Ranges) == 1 && l.Ranges[0].Messages == messages
+}

@@ -155,10 +155,16 @@ func (r *running) progress() {
 // lost unread of the queue. The history's layout may change; a failure
 // is reported in the tally (-1) rather than ending the soak.
 func (r *running) recordedLosses(ctx context.Context, d *Delivery) {
+	// Losses are rows of lethe.retention_losses, one per group and
+	// decision; rows written before lethe's migration 110 carry theirs in
+	// the history's lost column.
 	rows, err := r.env.Pool.Query(ctx, `
-		SELECT l->>'group', sum((l->>'messages')::bigint)::bigint
-		  FROM lethe.retention_history h CROSS JOIN LATERAL jsonb_array_elements(h.lost) l
-		 WHERE h.queue_name = $1 AND h.lost IS NOT NULL
+		SELECT x.grp, sum(x.messages)::bigint FROM (
+		    SELECT l->>'group' AS grp, (l->>'messages')::bigint AS messages
+		      FROM lethe.retention_history h CROSS JOIN LATERAL jsonb_array_elements(h.lost) l
+		     WHERE h.queue_name = $1 AND h.lost IS NOT NULL
+		    UNION ALL
+		    SELECT lo.group_name, lo.messages FROM lethe.retention_losses lo WHERE lo.queue_name = $1) x
 		 GROUP BY 1`, d.Queue)
 	if err != nil {
 		fmt.Fprintf(r.env.Out, "soak: read the losses recorded for %s: %v\n", d.Queue, err)

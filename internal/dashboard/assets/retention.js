@@ -52,7 +52,7 @@ function deletionsChart(series) {
 function totals(series) {
   const t = series.totals;
   return h('p', { 'data-totals': 'deletions' },
-    h('span', { 'data-total': 'total' }, num(t.totalMsgs)), ' messages deleted in ', num(t.eventCount), ' steps: ',
+    h('span', { 'data-total': 'total' }, num(t.totalMsgs)), ' messages deleted in ', num(t.eventCount), ' decisions (a queue, a rule, a cycle): ',
     RULES.map((r, i) => [i ? ', ' : '', h('span', { 'data-total': r.key }, num(t[r.field])), ' by ', r.label]),
     ` (${series.bucketMinutes}-minute buckets).`);
 }
@@ -62,13 +62,22 @@ function lostTable(entries) {
   return table([
     { title: 'When', key: 'executedAt', cell: (r) => time(r.e.executedAt) },
     { title: 'Queue', key: 'queue', cell: (r) => h('a', { href: '#/queue/' + encodeURIComponent(r.e.queue) }, r.e.queue) },
-    { title: 'Partition', key: 'partition', cell: (r) => r.e.partition },
+    { title: 'Partition', key: 'partition', cell: (r) => (r.e.partitions > 1 ? `${num(r.e.partitions)} partitions` : r.e.partition) },
     { title: 'Rule', key: 'rule', cell: (r) => r.e.rule },
     { title: 'Group', key: 'group', cell: (r) => r.l.group },
     { title: 'Lost unread', key: 'messages', num: true, cell: (r) => num(r.l.messages) },
-    { title: 'Offsets', key: 'offsets', cell: (r) => `${r.l.fromOffset}..${r.l.toOffset}` },
+    { title: 'Offsets', key: 'offsets', cell: (r) => offsets(r.l) },
     { title: 'Of them leased', key: 'leased', num: true, cell: (r) => num(r.l.leased) },
   ], rows, { name: 'lost', empty: 'No group lost an unread message in this range.', rowAttrs: (r) => ({ 'data-group': r.l.group, 'data-queue': r.e.queue }) });
+}
+
+// offsets: a loss's range in its one partition, else its range in each
+// partition the history lists (the first 16 at most).
+function offsets(l) {
+  if (l.fromOffset != null) return `${l.fromOffset}..${l.toOffset}`;
+  const listed = (l.ranges || []).map((r) => `${r.partition} ${r.fromOffset}..${r.toOffset}`);
+  const more = (l.partitions || 0) - listed.length;
+  return listed.concat(more > 0 ? [`${more} more`] : []).join(', ');
 }
 
 // spaceTable: each table on disk (heap, TOAST, indexes) with its live and

@@ -1,0 +1,197 @@
+package retention
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// HistoryEntry is one audit row: what one rule deleted (or moved) in one
+// queue in one cycle, over every partition the cycle touched (migration
+// 110; rows written before it cover one step of one partition).
+// Partition, PartitionID, FromOffset and ToOffset name the partition and
+// its range when the row covers one partition; with several they are
+// empty and Ranges lists the first of them (at most 16).
+type HistoryEntry struct {
+	ID          int64            `json:"id"`
+	ExecutedAt  time.Time        `json:"executedAt"`
+	Queue       string           `json:"queue"`
+	Partition   string           `json:"partition"`
+	PartitionID string           `json:"partitionId"`
+	Rule        string           `json:"rule"`
+	Partitions  int              `json:"partitions"`
+	Segments    int              `json:"segments"`
+	Messages    int64            `json:"messages"`
+	Bytes       int64            `json:"bytes"`
+	FromOffset  *int64           `json:"fromOffset"`
+	ToOffset    *int64           `json:"toOffset"`
+	Ranges      []PartitionRange `json:"ranges"`
+	Lost        []GroupLoss      `json:"lost"`
+}
+
+// historyRangesMax is how many partitions a row's ranges list at most
+// (lethe.history_ranges_add, migration 110; fewer when their names are
+// long: the list stops at about 256 bytes).
+const historyRangesMax = 16
+
+// PartitionRange is what a row covered of one partition: offsets FromOffset
+// to ToOffset, Messages of them (deleted, or lost by the group).
+type PartitionRange struct {
+	Partition  string `json:"partition"`
+	FromOffset *int64 `json:"fromOffset"`
+	ToOffset   *int64 `json:"toOffset"`
+	Messages   int64  `json:"messages"`
+}
+
+// GroupLoss is what one consumer group had not consumed of the deleted
+// offsets: Messages over Partitions partitions (exact), Leased of which it
+// held under a live lease. FromOffset and ToOffset are the range when the
+// loss is in one partition (null with several: see Ranges, the first 16).
+// Queue mode is the group "__QUEUE_MODE__".
+type GroupLoss struct {
+	Group      string           `json:"group"`
+	Messages   int64            `json:"messages"`
+	Partitions int              `json:"partitions"`
+	FromOffset *int64           `json:"fromOffset"`
+	ToOffset   *int64           `json:"toOffset"`
+	Leased     int64            `json:"leased"`
+	Ranges     []PartitionRange `json:"ranges"`
+}
+
+// HistoryQuery filters the audit rows; zero values match everything.
+type HistoryQuery struct {
+	Queue string
+	Rule  string
+	From  time.Time
+	To    time.Time
+	// LostOnly keeps rows where some group lost unread messages.
+	LostOnly bool
+	Limit    int
+}
+
+// historySQL reads the decision rows with their loss rows
+// (lethe.retention_losses); a row written before migration 110 carries
+// its losses in its own lost column.
+const historySQL = `
+	SELECT h.id, h.executed_at, h.queue_name, h.partition_name, h.partition_id::text, h.rule, h.partitions,
+	       h.segments, h.frames, h.bytes, h.from_offset, h.to_offset, h.ranges,
+	       coalesce(h.lost, (
+	           SELECT jsonb_agg(jsonb_build_object('group', l.group_name, 'messages', l.messages,
+	                      'partitions', l.partitions, 'fromOffset', l.from_offset, 'toOffset', l.to_offset,
+	                      'leased', l.leased, 'ranges', l.ranges)
+	                      ORDER BY l.group_name)
+	             FROM lethe.retention_losses l
+	            WHERE l.executed_at = h.executed_at AND l.queue_name = h.queue_name AND l.rule = h.rule))
+	  FROM lethe.retention_history h
+	 WHERE ($1 = '' OR h.queue_name = $1) AND ($2 = '' OR h.rule = $2)
+	   AND h.executed_at >= $3 AND h.executed_at <= $4
+	   AND (NOT $5 OR h.lost IS NOT NULL
+	        OR EXISTS (SELECT 1 FROM lethe.retention_losses l
+	                    WHERE l.executed_at = h.executed_at AND l.queue_name = h.queue_name AND l.rule = h.rule))
+	 ORDER BY h.executed_at DESC, h.id DESC
+	 LIMIT $6`
+
+// History returns audit rows, newest first.
+func (s *Service) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, error) {
+	rows, err := s.pool.Query(ctx, historySQL, q.Queue, q.Rule, q.From, q.To, q.LostOnly, q.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("retention history: %w", err)
+	}
+	defer rows.Close()
+	out := []HistoryEntry{}
+	for rows.Next() {
+		var e HistoryEntry
+		var ranges, lost []byte
+		if err := rows.Scan(&e.ID, &e.ExecutedAt, &e.Queue, &e.Partition, &e.PartitionID, &e.Rule, &e.Partitions,
+			&e.Segments, &e.Messages, &e.Bytes, &e.FromOffset, &e.ToOffset, &ranges, &lost); err != nil {
+			return nil, fmt.Errorf("retention history: %w", err)
+		}
+		if err := e.decode(ranges, lost); err != nil {
+			return nil, fmt.Errorf("retention history: row %d: %w", e.ID, err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// decode fills the ranges and losses from their stored forms, and blanks
+// the one-partition fields of a row that covers several.
+func (e *HistoryEntry) decode(ranges, lost []byte) error {
+	e.ExecutedAt = e.ExecutedAt.UTC()
+	var err error
+	if ranges == nil { // written before migration 110: one partition
+		e.Ranges = []PartitionRange{{Partition: e.Partition, FromOffset: e.FromOffset, ToOffset: e.ToOffset,
+			Messages: e.Messages}}
+	} else if e.Ranges, err = decodeRanges(ranges); err != nil {
+		return err
+	}
+	if e.Partitions > 1 {
+		e.Partition, e.PartitionID, e.FromOffset, e.ToOffset = "", "", nil, nil
+	}
+	e.Lost, err = decodeLosses(lost, e.Partition)
+	return err
+}
+
+// storedLoss is a loss as the query above answers it: a loss row, or an
+// element of a pre-110 row's lost column (no partitions or ranges: the
+// row's one partition).
+type storedLoss struct {
+	Group      string          `json:"group"`
+	Messages   int64           `json:"messages"`
+	Partitions int             `json:"partitions"`
+	FromOffset *int64          `json:"fromOffset"`
+	ToOffset   *int64          `json:"toOffset"`
+	Leased     int64           `json:"leased"`
+	Ranges     json.RawMessage `json:"ranges"`
+}
+
+func decodeLosses(raw []byte, rowPartition string) ([]GroupLoss, error) {
+	out := []GroupLoss{}
+	if len(raw) == 0 {
+		return out, nil
+	}
+	var stored []storedLoss
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return nil, err
+	}
+	for _, l := range stored {
+		g := GroupLoss{Group: l.Group, Messages: l.Messages, Partitions: max(l.Partitions, 1),
+			FromOffset: l.FromOffset, ToOffset: l.ToOffset, Leased: l.Leased}
+		if l.Ranges == nil {
+			g.Ranges = []PartitionRange{{Partition: rowPartition, FromOffset: l.FromOffset, ToOffset: l.ToOffset,
+				Messages: l.Messages}}
+		} else {
+			var err error
+			if g.Ranges, err = decodeRanges(l.Ranges); err != nil {
+				return nil, err
+			}
+		}
+		if g.Partitions > 1 {
+			g.FromOffset, g.ToOffset = nil, nil
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// decodeRanges reads {partition: [from, to, messages]}, in partition name
+// order.
+func decodeRanges(raw []byte) ([]PartitionRange, error) {
+	var m map[string][3]*int64
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("ranges: %w", err)
+	}
+	out := make([]PartitionRange, 0, len(m))
+	for name, r := range m {
+		pr := PartitionRange{Partition: name, FromOffset: r[0], ToOffset: r[1]}
+		if r[2] != nil {
+			pr.Messages = *r[2]
+		}
+		out = append(out, pr)
+	}
+	slices.SortFunc(out, func(a, b PartitionRange) int { return strings.Compare(a.Partition, b.Partition) })
+	return out, nil
+}
