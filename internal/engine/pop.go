@@ -206,7 +206,7 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	// one fails.
 	var fx effects
 	defer e.fire(&fx)
-	spec := claimSpec{leaseID: uuid.New(), fromAt: fromAt, now: now}
+	spec := claimSpec{leaseID: newLeaseID(q.ID), fromAt: fromAt, now: now}
 	for _, c := range cands {
 		spec.batch = req.Batch - len(resp.Messages)
 		if resp.PartitionsClaimed >= req.MaxPartitions || spec.batch <= 0 {
