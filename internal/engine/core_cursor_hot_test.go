@@ -94,3 +94,34 @@ func (e *coreEnv) waitCursorUpdates(want int64) tupleUpdates {
 		time.Sleep(50 * time.Millisecond) // polling a condition with a deadline
 	}
 }
+
+// An ack batch writes each (partition, group) cursor once, however many of
+// its messages it acks: the rules run in Go on the locked row, and one
+// UPDATE stores the outcome.
+func TestCoreAckBatchUpdatesEachCursorOnce(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	for _, p := range []string{"a", "b"} {
+		payloads := make([]string, 40)
+		for i := range payloads {
+			payloads[i] = fmt.Sprintf(`%d`, i)
+		}
+		e.push("batch", p, payloads...)
+	}
+	resp := e.popN(engine.PopRequest{Queue: "batch", Group: "g", Batch: 80, MaxPartitions: 2}, 80)
+	before := e.waitCursorUpdates(2) // the two claims
+	acks := make([]api.AckRequest, len(resp.Messages))
+	for i, m := range resp.Messages {
+		acks[i] = api.AckRequest{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: m.LeaseID,
+			Status: api.AckCompleted, ConsumerGroup: "g"}
+	}
+	for _, r := range e.ack(acks...) {
+		if !r.Success || !r.LeaseReleased {
+			t.Fatalf("ack %+v, want success releasing the lease", r)
+		}
+	}
+	after := e.waitCursorUpdates(before.upd + 2)
+	if n := after.upd - before.upd; n != 2 {
+		t.Errorf("acking 80 messages on 2 partitions updated cursors %d times, want 2", n)
+	}
+}
