@@ -1,0 +1,31 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// -scenarios picks lethe scenarios by name and refuses unknown ones with
+// the list to choose from.
+func TestScenariosFlag(t *testing.T) {
+	t.Parallel()
+	o, err := parseFlags([]string{"-only", "lethe", "-scenarios", "latency, pop-ack"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.runsScenario("latency") || !o.runsScenario("pop-ack") || o.runsScenario("push") {
+		t.Errorf("-scenarios latency,pop-ack chose %v", o.Scenarios)
+	}
+	all, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range letheScenarios {
+		if !all.runsScenario(s) {
+			t.Errorf("without -scenarios, %s does not run", s)
+		}
+	}
+	if _, err := parseFlags([]string{"-scenarios", "latencyy"}); err == nil || !strings.Contains(err.Error(), "latency, sweep") {
+		t.Errorf("-scenarios latencyy: %v, want an error listing the scenarios", err)
+	}
+}
