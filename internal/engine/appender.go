@@ -190,13 +190,6 @@ func (a *appender) flushLoop(pid uuid.UUID) {
 			// Shutting down: no committer is listening any more.
 			job.err = a.e.writeSegment(context.Background(), a.e.pool, pid, batch)
 		}
-		if job.err == nil {
-			// Wake this partition's consumers now, not once every
-			// partition of the requests has committed.
-			var fx effects
-			fx.wake(batch[0].queue)
-			a.e.fire(&fx)
-		}
 		for _, r := range batch {
 			r.err = job.err
 			close(r.done)

@@ -20,8 +20,7 @@ type effects struct {
 type countKind uint8
 
 const (
-	countPushed   countKind = iota
-	countAppended           // pushed, the consumers woken already
+	countPushed countKind = iota
 	countDelivered
 	countAcked
 	countUnreadable
@@ -47,12 +46,6 @@ type effectFault struct {
 // pushed counts n messages appended to queue; consumers of queue wake.
 func (fx *effects) pushed(queue string, n int) {
 	fx.counts = append(fx.counts, effectCount{kind: countPushed, queue: queue, n: n})
-}
-
-// appended counts n messages the appender committed to queue; it woke the
-// queue's consumers itself, at the commit.
-func (fx *effects) appended(queue string, n int) {
-	fx.counts = append(fx.counts, effectCount{kind: countAppended, queue: queue, n: n})
 }
 
 // wake wakes consumers of queue without counting anything.
@@ -98,13 +91,11 @@ func (e *Engine) fire(fx *effects) {
 	h := e.cfg.Hooks
 	for _, c := range fx.counts {
 		switch c.kind {
-		case countPushed, countAppended:
+		case countPushed:
 			if h.Pushed != nil {
 				h.Pushed(c.queue, c.n)
 			}
-			if c.kind == countPushed {
-				e.notifier.notify(c.queue, "")
-			}
+			e.notifier.notify(c.queue, "")
 		case countWake:
 			e.notifier.notify(c.queue, "")
 		case countReleased:

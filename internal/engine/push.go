@@ -148,12 +148,12 @@ func (e *Engine) push(ctx context.Context, items []api.PushItem, o pushOptions) 
 	reqs, idx := groupByPartition(prep)
 	results := make([]api.PushResult, len(items))
 	pids, errs := e.appendAll(ctx, reqs)
-	// Each partition's segment committed on its own: count those that
-	// did, even when another failed (the appender woke their consumers).
+	// Each partition's segment committed on its own: count and wake for
+	// those that did, even when another failed.
 	var fx effects
 	for j, r := range reqs {
 		if errs[j] == nil {
-			fx.appended(r.queue, len(r.frames))
+			fx.pushed(r.queue, len(r.frames))
 		}
 	}
 	e.fire(&fx)
