@@ -16,11 +16,16 @@ import (
 // Systems the bench can measure, in the order they run.
 var allSystems = []string{"ceiling", "lethe", "river", "nats"}
 
+// letheScenarios are the lethe scenarios -scenarios can pick, in the order
+// they run.
+var letheScenarios = []string{"push", "pop-ack", "latency", "sweep", "tiers", "held", "encryption"}
+
 // Options is the command line.
 type Options struct {
 	Quick       bool
 	OutDir      string
 	Systems     []string
+	Scenarios   []string // lethe scenarios to run (all by default)
 	Sizes       []int
 	Duration    time.Duration // overrides the plan's throughput window
 	Warmup      time.Duration
@@ -30,9 +35,6 @@ type Options struct {
 	DatabaseURL string // an external PostgreSQL instead of a private one
 	NATSURL     string // an external nats-server
 	Args        []string
-	// Scenarios, when set, keeps only the ceiling and lethe steps whose
-	// name contains one of these words (the ceiling's tables always run).
-	Scenarios []string
 
 	Plan plan.Plan
 
@@ -49,6 +51,9 @@ func parseFlags(args []string) (Options, error) {
 	fs.BoolVar(&o.Quick, "quick", false, "smoke run: every scenario for a second or two on small backlogs; figures are not measurements")
 	fs.StringVar(&o.OutDir, "out", "", "folder for results.md, results.json and the charts (default bench/out in the module)")
 	only := fs.String("only", strings.Join(allSystems, ","), "systems to run, comma separated: "+strings.Join(allSystems, ", "))
+	scenarios := fs.String("scenarios", strings.Join(letheScenarios, ","),
+		"lethe scenarios to run, comma separated: "+strings.Join(letheScenarios, ", ")+
+			" (for example -only lethe -scenarios latency: end-to-end latency at 1,000 msg/s alone)")
 	sizes := fs.String("sizes", "100,1024", "payload sizes in bytes, comma separated")
 	fs.DurationVar(&o.Duration, "duration", 0, "measured window of each throughput scenario (default 10s, 1s with -quick)")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "unmeasured warmup before each window (default 1.5s, 200ms with -quick)")
@@ -57,7 +62,6 @@ func parseFlags(args []string) (Options, error) {
 	fs.StringVar(&o.LetheURL, "lethe-url", "", "measure a lethe already running at this URL (needs -database-url of its database)")
 	fs.StringVar(&o.DatabaseURL, "database-url", "", "use this PostgreSQL (a superuser connection) instead of starting a private one")
 	fs.StringVar(&o.NATSURL, "nats-url", "", "use this nats-server (JetStream on) instead of starting one")
-	scenarios := fs.String("scenarios", "", "run only the ceiling and lethe steps whose name contains one of these comma-separated words (e.g. \"sweep,segment delete\"); default all")
 	o.soakFlags.register(fs, &o.Soak)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -73,19 +77,6 @@ func parseFlags(args []string) (Options, error) {
 		o.Sizes = append(o.Sizes, n)
 	}
 	return o, o.Validate()
-}
-
-// wants reports whether the step named name is selected by -scenarios.
-func (o *Options) wants(name string) bool {
-	if len(o.Scenarios) == 0 {
-		return true
-	}
-	for _, w := range o.Scenarios {
-		if strings.Contains(name, w) {
-			return true
-		}
-	}
-	return false
 }
 
 func splitList(s string) []string {
@@ -107,6 +98,11 @@ func (o *Options) Validate() error {
 	}
 	if len(o.Systems) == 0 {
 		return errors.New("-only: name at least one system")
+	}
+	for _, s := range o.Scenarios {
+		if !slices.Contains(letheScenarios, s) {
+			return fmt.Errorf("-scenarios: unknown lethe scenario %q; choose from %s", s, strings.Join(letheScenarios, ", "))
+		}
 	}
 	for _, n := range o.Sizes {
 		if n < 64 || n > 1<<20 {
@@ -142,3 +138,9 @@ func (o *Options) Validate() error {
 }
 
 func (o *Options) runs(system string) bool { return slices.Contains(o.Systems, system) }
+
+// runsScenario says whether a lethe scenario was chosen (every one when
+// -scenarios was not given).
+func (o *Options) runsScenario(name string) bool {
+	return len(o.Scenarios) == 0 || slices.Contains(o.Scenarios, name)
+}

@@ -1,24 +1,31 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
-func TestScenariosFilter(t *testing.T) {
-	o, err := parseFlags([]string{"-scenarios", "sweep, segment delete"})
+// -scenarios picks lethe scenarios by name and refuses unknown ones with
+// the list to choose from.
+func TestScenariosFlag(t *testing.T) {
+	t.Parallel()
+	o, err := parseFlags([]string{"-only", "lethe", "-scenarios", "latency, pop-ack"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]bool{
-		"sweep": true, "segment delete": true, "push b100 p1": false, "tier drop": false,
-	} {
-		if got := o.wants(name); got != want {
-			t.Errorf("wants(%q) = %v with -scenarios %q, want %v", name, got, o.Scenarios, want)
-		}
+	if !o.runsScenario("latency") || !o.runsScenario("pop-ack") || o.runsScenario("push") {
+		t.Errorf("-scenarios latency,pop-ack chose %v", o.Scenarios)
 	}
 	all, err := parseFlags(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !all.wants("tier drop") {
-		t.Error("without -scenarios every step must run")
+	for _, s := range letheScenarios {
+		if !all.runsScenario(s) {
+			t.Errorf("without -scenarios, %s does not run", s)
+		}
+	}
+	if _, err := parseFlags([]string{"-scenarios", "latencyy"}); err == nil || !strings.Contains(err.Error(), "latency, sweep") {
+		t.Errorf("-scenarios latencyy: %v, want an error listing the scenarios", err)
 	}
 }

@@ -287,17 +287,14 @@ func (r *runner) ceiling(ctx context.Context, size int) {
 		{"INSERT latency", ceiling.InsertLatency},
 		{"segment delete", ceiling.DeleteSegments},
 	} {
-		if s.name != "tables" && !r.opts.wants(s.name) {
-			continue
-		}
 		r.step(ctx, label+" "+s.name, func() error { return s.f(ctx, env, size) })
 	}
 }
 
 func (r *runner) lethe(ctx context.Context, env *lethebench.Env, size int) {
 	label := "lethe " + payload.Label(size)
-	run := func(name string, f func() error) {
-		if !r.opts.wants(name) {
+	run := func(scenario, name string, f func() error) {
+		if !r.opts.runsScenario(scenario) {
 			return
 		}
 		r.step(ctx, label+" "+name, func() error {
@@ -308,14 +305,14 @@ func (r *runner) lethe(ctx context.Context, env *lethebench.Env, size int) {
 		})
 	}
 	for _, s := range lethebench.PushShapes(r.opts.Plan.PushPartitions) {
-		run(fmt.Sprintf("push b%d p%d", s.Batch, s.Partitions), func() error { return lethebench.Push(ctx, env, s, size) })
+		run("push", fmt.Sprintf("push b%d p%d", s.Batch, s.Partitions), func() error { return lethebench.Push(ctx, env, s, size) })
 	}
-	run("pop+ack and fan-out", func() error { return lethebench.Consume(ctx, env, size) })
-	run("latency", func() error { return lethebench.Latency(ctx, env, size) })
-	run("sweep", func() error { return lethebench.Sweep(ctx, env, size) })
-	run("tier drop", func() error { return lethebench.TierDrop(ctx, env, size) })
-	run("held move and pop", func() error { return lethebench.HeldMove(ctx, env, size) })
-	run("encryption on and off", func() error { return lethebench.Encryption(ctx, env, size) })
+	run("pop-ack", "pop+ack and fan-out", func() error { return lethebench.Consume(ctx, env, size) })
+	run("latency", "latency", func() error { return lethebench.Latency(ctx, env, size) })
+	run("sweep", "sweep", func() error { return lethebench.Sweep(ctx, env, size) })
+	run("tiers", "tier drop", func() error { return lethebench.TierDrop(ctx, env, size) })
+	run("held", "held move and pop", func() error { return lethebench.HeldMove(ctx, env, size) })
+	run("encryption", "encryption on and off", func() error { return lethebench.Encryption(ctx, env, size) })
 	r.step(ctx, label+" reset", func() error { return lethebench.Reset(ctx, env) })
 	r.memory(env, size)
 }

@@ -142,6 +142,9 @@ func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group s
 				results[it.index].DLQ = results[it.index].DLQ || dead != nil && dead.Offset == offsets[k]
 			}
 		}
+		if target.next > row.Committed+1 {
+			fx.released(target.queue, group)
+		}
 	}
 	countAcks(items, applied, target.queue, group, fx)
 	return row.save(ctx, tx, now, false)

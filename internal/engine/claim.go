@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,36 +42,82 @@ type claimSpec struct {
 	now     time.Time
 }
 
-// claim leases the next messages of one partition to the group, or answers
-// none when another consumer holds it or nothing is visible yet. The rules
-// are internal/lease's; this loads the cursor, reads the frames, and stores
-// the outcome, in one short transaction.
-func (e *Engine) claim(ctx context.Context, q *Queue, cand candidate, req PopRequest, spec claimSpec) (claimed, error) {
-	if !cand.hasCursor {
-		ok, err := e.ensureCursor(ctx, cand.pid, req.Group, spec.fromAt)
-		if err != nil {
-			return claimed{}, err
-		}
-		if !ok {
-			// Cleaned up after we listed it: nothing to deliver, and the
-			// cached id is stale.
-			e.catalog.forgetPartition(q.Name, cand.name)
-			return claimed{}, nil
-		}
+// claimAmong claims from cands, in their order, until the pop is full or
+// none is left that another consumer of the group is not holding or
+// claiming right now; what each gives goes into resp.
+func (e *Engine) claimAmong(ctx context.Context, q *Queue, req PopRequest, cands []candidate, spec claimSpec,
+	resp *api.PopResponse, fx *effects) error {
+	pending, err := e.withCursors(ctx, q, req.Group, cands, spec.fromAt)
+	if err != nil {
+		return err
 	}
-	var out claimed
-	err := e.consumerTx(ctx, func(tx pgx.Tx) error {
-		row, ps, err := lockCursorForPop(ctx, tx, cand.pid, req.Group)
-		if err != nil || row == nil {
+	for len(pending) > 0 && !popFull(resp, req) {
+		spec.batch = req.Batch - len(resp.Messages)
+		c, got, err := e.claim(ctx, q, pending, req, spec)
+		if c == nil && err == nil {
+			return nil // every one left is held or being claimed
+		}
+		if err != nil && c != nil && partitionFault(err) {
+			fx.partitionFailed(q.Name, c.name, "pop", err)
+			e.rotateFailed(ctx, c.pid, req.Group, spec.now)
+		} else if err != nil {
 			return err
 		}
-		out, err = e.claimLocked(ctx, tx, q, cand, req, row, ps, spec)
-		return err
-	})
-	if err != nil {
-		return claimed{}, fmt.Errorf("pop %s/%s: %w", q.Name, cand.name, err)
+		pending = slices.DeleteFunc(pending, func(p candidate) bool { return p.pid == c.pid })
+		addClaimed(resp, q, *c, req.Group, got, fx)
+	}
+	return nil
+}
+
+// withCursors creates the group's cursor on the candidates that have none
+// yet, dropping those cleaned up since they were listed.
+func (e *Engine) withCursors(ctx context.Context, q *Queue, group string, cands []candidate, fromAt *time.Time) ([]candidate, error) {
+	out := make([]candidate, 0, len(cands))
+	for _, c := range cands {
+		if !c.hasCursor {
+			ok, err := e.ensureCursor(ctx, c.pid, group, fromAt)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				// The cached id is stale: nothing to deliver.
+				e.catalog.forgetPartition(q.Name, c.name)
+				continue
+			}
+		}
+		out = append(out, c)
 	}
 	return out, nil
+}
+
+// claim leases the next messages of the first of cands that no other
+// consumer of the group holds or is claiming, in one short transaction, and
+// answers which one it was (nil: none was free). The rules are
+// internal/lease's; this loads the cursor, reads the frames, and stores the
+// outcome.
+func (e *Engine) claim(ctx context.Context, q *Queue, cands []candidate, req PopRequest, spec claimSpec) (*candidate, claimed, error) {
+	var out claimed
+	var cand *candidate
+	err := e.consumerTx(ctx, func(tx pgx.Tx) error {
+		row, ps, err := lockFirstFree(ctx, tx, cands, req.Group, spec.now)
+		if row == nil {
+			return err
+		}
+		found := cands[slices.IndexFunc(cands, func(c candidate) bool { return c.pid == row.pid })]
+		cand = &found
+		if err != nil {
+			return err
+		}
+		out, err = e.claimLocked(ctx, tx, q, *cand, req, row, ps, spec)
+		return err
+	})
+	if err != nil && cand != nil {
+		return cand, claimed{}, fmt.Errorf("pop %s/%s: %w", q.Name, cand.name, err)
+	}
+	if err != nil {
+		return nil, claimed{}, fmt.Errorf("pop %s: %w", q.Name, err)
+	}
+	return cand, out, nil
 }
 
 // claimLocked decides and stores one claim on the locked cursor row.

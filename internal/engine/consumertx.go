@@ -13,12 +13,10 @@ import (
 // lost write means a message is delivered again (a lease or ack forgotten,
 // a cursor not yet advanced), never that one is lost: redelivery over loss,
 // as everywhere in lethe. Pushes and transactions that push keep
-// synchronous commit.
+// synchronous commit. BEGIN and the setting go in one round trip (one
+// simple-protocol message), which every pop and ack makes.
 func (e *Engine) consumerTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			return err
-		}
-		return fn(tx)
-	})
+	return pgx.BeginTxFunc(ctx, e.pool, consumerTxOptions, fn)
 }
+
+var consumerTxOptions = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_commit = off"}

@@ -504,3 +504,29 @@ func TestCorePopValidation(t *testing.T) {
 	}
 	coreSameCounts(t, before, e.rowCounts())
 }
+
+// A lease released on a partition that has more messages wakes a long poll
+// of the group at once: it does not wait for a push or the re-poll.
+func TestCorePopWaitWakesOnLeaseRelease(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.push("rel", "p", `1`, `2`)
+	e.sig.Woken.WaitFor(t, func(q string) bool { return q == "rel" }) // the push's
+	held := e.popN(engine.PopRequest{Queue: "rel", Group: "g"}, 1)
+	type result struct {
+		resp *api.PopResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := e.eng.Pop(e.ctx, engine.PopRequest{Queue: "rel", Group: "g", Wait: true, Timeout: time.Minute})
+		done <- result{resp, err}
+	}()
+	e.sig.Waiting.WaitFor(t, func(q string) bool { return q == "rel" })
+	e.ackMsg(held.Messages[0], api.AckCompleted)
+	e.sig.Woken.WaitFor(t, func(q string) bool { return q == "rel" })
+	r := <-done
+	if r.err != nil || len(r.resp.Messages) != 1 || string(r.resp.Messages[0].Data) != "2" {
+		t.Fatalf("long poll after the release = %+v, %v, want message 2", r.resp, r.err)
+	}
+}

@@ -95,31 +95,44 @@ type partState struct {
 	lastPush  *time.Time
 }
 
-// lockCursorForPop locks the group's cursor on pid, skipping it when another
-// consumer holds it, and reads the partition's offsets in the same round
-// trip.
-func lockCursorForPop(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string) (*cursorRow, partState, error) {
+// lockFirstFree locks the group's cursor on the first of cands (in their
+// order) that no other consumer holds a live lease on or is claiming right
+// now (its row locked: skipped), and reads the partition's offsets in the
+// same round trip; nil when there is none. A row leased by a claim that
+// committed after this statement began is re-checked on its new version and
+// passed over too. The row is answered with a corrupt lease's error, so the
+// caller knows which partition failed.
+func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group string, now time.Time) (*cursorRow, partState, error) {
+	pids := make([]uuid.UUID, len(cands))
+	for i, c := range cands {
+		pids[i] = c.pid
+	}
 	var ps partState
 	c := &cursorRow{}
 	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, p.next_offset, p.low_watermark, p.last_push_at
 		  FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
-		 WHERE c.partition_id = $1 AND c.group_name = $2
-		   FOR UPDATE OF c SKIP LOCKED`, pid, group).
+		 WHERE c.partition_id = ANY ($1) AND c.group_name = $2
+		   AND (c.lease_id IS NULL OR c.lease_until <= $3)
+		 ORDER BY array_position($1, c.partition_id)
+		 LIMIT 1
+		   FOR UPDATE OF c SKIP LOCKED`, pids, group, now).
 		Scan(c.fields(&ps.next, &ps.low, &ps.lastPush)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ps, nil
 	}
 	if err != nil {
-		return nil, ps, fmt.Errorf("lock cursor %s/%s: %w", pid, group, err)
+		return nil, ps, fmt.Errorf("lock a cursor of group %s: %w", group, err)
 	}
 	return c, ps, c.loaded()
 }
 
-// ackTarget is what an ack needs besides the cursor: names for the answer
-// and the queue's delivery policy.
+// ackTarget is what an ack needs besides the cursor: names for the answer,
+// the queue's delivery policy, and the partition's next offset (whether a
+// released lease leaves work).
 type ackTarget struct {
 	queue, partition string
 	policy           lease.Policy
+	next             int64
 }
 
 // lockCursorForAck locks the group's cursor on pid (waiting for a pop or
@@ -129,13 +142,13 @@ func lockCursorForAck(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group strin
 	var t ackTarget
 	var retryDelayMs int
 	c := &cursorRow{}
-	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, q.name, p.name, q.retry_limit, q.retry_delay_ms
+	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, q.name, p.name, q.retry_limit, q.retry_delay_ms, p.next_offset
 		  FROM lethe.cursors c
 		  JOIN lethe.partitions p ON p.id = c.partition_id
 		  JOIN lethe.queues q ON q.id = p.queue_id
 		 WHERE c.partition_id = $1 AND c.group_name = $2
 		   FOR UPDATE OF c`, pid, group).
-		Scan(c.fields(&t.queue, &t.partition, &t.policy.RetryLimit, &retryDelayMs)...)
+		Scan(c.fields(&t.queue, &t.partition, &t.policy.RetryLimit, &retryDelayMs, &t.next)...)
 	t.policy.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, t, nil

@@ -25,7 +25,8 @@ const (
 	countAcked
 	countUnreadable
 	countExpired
-	countWake // a wake-up without a count (a seek made messages available)
+	countWake     // a wake-up without a count (a seek made messages available)
+	countReleased // a lease ended on a partition with more work for the group
 )
 
 type effectCount struct {
@@ -50,6 +51,12 @@ func (fx *effects) pushed(queue string, n int) {
 // wake wakes consumers of queue without counting anything.
 func (fx *effects) wake(queue string) {
 	fx.counts = append(fx.counts, effectCount{kind: countWake, queue: queue})
+}
+
+// released records a lease of group ended on a partition of queue that
+// has more messages: one of the group's long polls wakes to take them.
+func (fx *effects) released(queue, group string) {
+	fx.counts = append(fx.counts, effectCount{kind: countReleased, queue: queue, group: group})
 }
 
 func (fx *effects) delivered(queue, group string, n int) {
@@ -88,9 +95,11 @@ func (e *Engine) fire(fx *effects) {
 			if h.Pushed != nil {
 				h.Pushed(c.queue, c.n)
 			}
-			e.notifier.notify(c.queue)
+			e.notifier.notify(c.queue, "")
 		case countWake:
-			e.notifier.notify(c.queue)
+			e.notifier.notify(c.queue, "")
+		case countReleased:
+			e.notifier.notify(c.queue, c.group)
 		case countDelivered:
 			if h.Delivered != nil {
 				h.Delivered(c.queue, c.group, c.n)

@@ -13,17 +13,21 @@ import (
 // got messages, so their long polls wake too.
 const notifyChannel = "lethe_push"
 
-// notifyDebounce batches cross-replica notifications: NOTIFY serializes
-// committing transactions on a global lock, so it must stay off the push
-// path. A remote long poll wakes at most this much later.
-const notifyDebounce = 5 * time.Millisecond
+// notifyMinGap spaces cross-replica notifications: NOTIFY serializes
+// committing transactions on a global lock, so it stays off the push path
+// and is sent at most once per gap, every queue pushed to meanwhile in one
+// statement. The first one after a quiet gap goes at once, so at low load a
+// remote long poll wakes as soon as a local one.
+const notifyMinGap = 5 * time.Millisecond
 
 // notifier wakes long polls: local waiters directly, other replicas through
 // LISTEN/NOTIFY sent from a background goroutine. A push wakes one waiter
 // per consumer group of the queue, the one waiting longest: only one
 // consumer of a group can take a partition's new messages, and waking them
-// all made every push cost a pop per idle consumer. A woken waiter that
-// finds nothing goes back to waiting; the others still re-poll every second.
+// all made every push cost a pop per idle consumer. A lease released on a
+// partition with more work wakes one waiter of its group the same way. A
+// woken waiter that finds nothing goes back to waiting, keeping its place
+// in line; the others still re-poll every second.
 type notifier struct {
 	pool  *pgxpool.Pool
 	log   *slog.Logger
@@ -34,6 +38,8 @@ type notifier struct {
 	waiters map[string]map[chan struct{}]waiter
 	outbox  map[string]struct{}
 	kick    chan struct{}
+	// ownPIDs are the backends this replica sent NOTIFYs from.
+	ownPIDs map[uint32]struct{}
 }
 
 type waiter struct {
@@ -48,17 +54,23 @@ func newNotifier(pool *pgxpool.Pool, log *slog.Logger, woken func(queue string))
 		woken:   woken,
 		waiters: map[string]map[chan struct{}]waiter{},
 		outbox:  map[string]struct{}{},
+		ownPIDs: map[uint32]struct{}{},
 		kick:    make(chan struct{}, 1),
 	}
 }
 
 // subscribe returns a channel that receives after a push to any of queues
-// picks this waiter of group.
-func (n *notifier) subscribe(group string, queues ...string) (<-chan struct{}, func()) {
+// picks this waiter of group. since is the place in line (0: the back) of
+// a waiter coming back after a wake-up that found nothing; subscribe
+// answers the place it took.
+func (n *notifier) subscribe(group string, since uint64, queues ...string) (<-chan struct{}, uint64, func()) {
 	ch := make(chan struct{}, 1)
 	n.mu.Lock()
-	n.seq++
-	w := waiter{group: group, since: n.seq}
+	if since == 0 {
+		n.seq++
+		since = n.seq
+	}
+	w := waiter{group: group, since: since}
 	for _, q := range queues {
 		if n.waiters[q] == nil {
 			n.waiters[q] = map[chan struct{}]waiter{}
@@ -66,7 +78,7 @@ func (n *notifier) subscribe(group string, queues ...string) (<-chan struct{}, f
 		n.waiters[q][ch] = w
 	}
 	n.mu.Unlock()
-	return ch, func() {
+	return ch, since, func() {
 		n.mu.Lock()
 		for _, q := range queues {
 			delete(n.waiters[q], ch)
@@ -78,9 +90,10 @@ func (n *notifier) subscribe(group string, queues ...string) (<-chan struct{}, f
 	}
 }
 
-// notify wakes local waiters on queue and schedules a NOTIFY for the others.
-func (n *notifier) notify(queue string) {
-	n.wakeLocal(queue)
+// notify wakes local waiters on queue, one per group (of group only, when
+// group is not empty), and schedules a NOTIFY for the other replicas.
+func (n *notifier) notify(queue, group string) {
+	n.wakeLocal(queue, group)
 	n.mu.Lock()
 	n.outbox[queue] = struct{}{}
 	n.mu.Unlock()
@@ -90,16 +103,17 @@ func (n *notifier) notify(queue string) {
 	}
 }
 
-// wakeLocal wakes the longest-waiting waiter of each group on queue.
-func (n *notifier) wakeLocal(queue string) {
+// wakeLocal wakes the longest-waiting waiter of each group on queue, or of
+// group only when it is not empty.
+func (n *notifier) wakeLocal(queue, group string) {
 	defer n.woken(queue)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	pick := map[string]chan struct{}{}
 	since := map[string]uint64{}
 	for ch, w := range n.waiters[queue] {
-		if len(ch) > 0 {
-			continue // already woken, not yet gone: pick another
+		if len(ch) > 0 || group != "" && w.group != group {
+			continue // already woken, not yet gone (pick another), or not of group
 		}
 		if cur, ok := since[w.group]; !ok || w.since < cur {
 			pick[w.group], since[w.group] = ch, w.since
@@ -145,32 +159,80 @@ func (n *notifier) listenOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		n.wakeLocal(msg.Payload)
+		if n.sentByUs(msg.PID) {
+			continue // this replica woke its own waiters at commit already
+		}
+		n.wakeLocal(msg.Payload, "")
 	}
 }
 
 // sendLoop runs until ctx ends: it sends the NOTIFYs of this replica's
-// pushes, debounced.
+// pushes and released leases, at most one statement per notifyMinGap.
 func (n *notifier) sendLoop(ctx context.Context) {
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-n.kick:
 		}
-		time.Sleep(notifyDebounce)
-		n.mu.Lock()
-		queues := make([]string, 0, len(n.outbox))
-		for q := range n.outbox {
-			queues = append(queues, q)
+		if gap := notifyMinGap - time.Since(last); gap > 0 {
+			t := time.NewTimer(gap)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
-		n.outbox = map[string]struct{}{}
-		n.mu.Unlock()
-		if len(queues) == 0 {
-			continue
-		}
-		if _, err := n.pool.Exec(ctx, "SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q", notifyChannel, queues); err != nil && ctx.Err() == nil {
+		last = time.Now()
+		if err := n.send(ctx, n.takeOutbox()); err != nil && ctx.Err() == nil {
 			n.log.Warn("could not notify other replicas of pushes", "error", err)
 		}
 	}
+}
+
+func (n *notifier) takeOutbox() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	queues := make([]string, 0, len(n.outbox))
+	for q := range n.outbox {
+		queues = append(queues, q)
+	}
+	n.outbox = map[string]struct{}{}
+	return queues
+}
+
+// send NOTIFYs queues, first noting the sending backend so that the
+// listener passes over its own notifications: the local waiters were woken
+// at commit, and the echo would wake a second one per group for nothing.
+func (n *notifier) send(ctx context.Context, queues []string) error {
+	if len(queues) == 0 {
+		return nil
+	}
+	conn, err := n.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	n.mu.Lock()
+	if len(n.ownPIDs) >= maxOwnPIDs {
+		n.ownPIDs = map[uint32]struct{}{} // bounded; forgetting only lets an echo through
+	}
+	n.ownPIDs[conn.Conn().PgConn().PID()] = struct{}{}
+	n.mu.Unlock()
+	_, err = conn.Exec(ctx, "SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q", notifyChannel, queues)
+	return err
+}
+
+// maxOwnPIDs bounds the backends remembered as this replica's senders (the
+// pool's connections, renewed over time).
+const maxOwnPIDs = 256
+
+// sentByUs says a notification came from one of this replica's backends.
+func (n *notifier) sentByUs(pid uint32) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.ownPIDs[pid]
+	return ok
 }

@@ -95,6 +95,7 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 		return nil, err
 	}
 	deadline := time.Now().Add(req.Timeout)
+	var since uint64 // this long poll's place in line, kept across wake-ups
 	for {
 		queues := []string{req.Queue}
 		if req.Queue == "" {
@@ -106,7 +107,7 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 		var wake <-chan struct{}
 		cancel := func() {}
 		if req.Wait {
-			wake, cancel = e.notifier.subscribe(req.Group, queues...)
+			wake, since, cancel = e.notifier.subscribe(req.Group, since, queues...)
 		}
 		resp, err := e.popQueues(ctx, req, queues)
 		if err != nil || len(resp.Messages) > 0 || !req.Wait {
@@ -183,7 +184,9 @@ type candidate struct {
 // Batch messages in all, under one lease id: one extend renews them all,
 // and each partition's lease settles with its own acks. A partition whose
 // stored state cannot be served is skipped, logged and counted; the others
-// are served.
+// are served. A pop answers empty only when no partition has unleased work
+// for the group: when the partitions it listed were taken by concurrent
+// consumers before it could claim them, it lists the others again.
 func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse, error) {
 	resp := &api.PopResponse{Success: true, Queue: req.Queue, ConsumerGroup: groupLabel(req.Group), Messages: []api.Message{}}
 	q, err := e.catalog.queue(ctx, req.Queue)
@@ -198,32 +201,37 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	if err != nil {
 		return nil, err
 	}
-	cands, err := e.popCandidates(ctx, q, req, fromAt, now)
-	if err != nil || len(cands) == 0 {
-		return resp, err
-	}
 	// Each claim committed on its own: fire what they did even if a later
 	// one fails.
 	var fx effects
 	defer e.fire(&fx)
-	spec := claimSpec{leaseID: uuid.New(), fromAt: fromAt, now: now}
-	for _, c := range cands {
-		spec.batch = req.Batch - len(resp.Messages)
-		if resp.PartitionsClaimed >= req.MaxPartitions || spec.batch <= 0 {
-			break
+	spec := claimSpec{leaseID: newLeaseID(q.ID), fromAt: fromAt, now: now}
+	tried := make([]uuid.UUID, 0, 4*req.MaxPartitions) // never nil: NULL would exclude all
+	for round := 0; round < maxPopRounds && !popFull(resp, req); round++ {
+		cands, err := e.popCandidates(ctx, q, req, fromAt, now, tried)
+		if err != nil || len(cands) == 0 {
+			return resp, err
 		}
-		got, err := e.claim(ctx, q, c, req, spec)
-		if err != nil && partitionFault(err) {
-			fx.partitionFailed(q.Name, c.name, "pop", err)
-			e.rotateFailed(ctx, c.pid, req.Group, now)
-			continue
+		for _, c := range cands {
+			tried = append(tried, c.pid)
 		}
-		if err != nil {
+		if err := e.claimAmong(ctx, q, req, cands, spec, resp, &fx); err != nil {
 			return nil, err
 		}
-		addClaimed(resp, q, c, req.Group, got, &fx)
+		if req.Partition != "" {
+			break
+		}
 	}
 	return resp, nil
+}
+
+// maxPopRounds bounds how often one pop lists candidates again after
+// concurrent consumers took the ones it listed.
+const maxPopRounds = 4
+
+// popFull says the pop has claimed all it may.
+func popFull(resp *api.PopResponse, req PopRequest) bool {
+	return resp.PartitionsClaimed >= req.MaxPartitions || len(resp.Messages) >= req.Batch
 }
 
 // addClaimed adds what one partition gave to the response.
@@ -258,9 +266,10 @@ func (e *Engine) rotateFailed(ctx context.Context, pid uuid.UUID, group string, 
 
 // popCandidates lists the partitions a pop tries: the named one, or those
 // with work for the group.
-func (e *Engine) popCandidates(ctx context.Context, q *Queue, req PopRequest, fromAt *time.Time, now time.Time) ([]candidate, error) {
+func (e *Engine) popCandidates(ctx context.Context, q *Queue, req PopRequest, fromAt *time.Time, now time.Time,
+	tried []uuid.UUID) ([]candidate, error) {
 	if req.Partition == "" {
-		return e.candidates(ctx, q, req.Group, fromAt, now, req.MaxPartitions*4)
+		return e.candidates(ctx, q, req.Group, fromAt, now, req.MaxPartitions*4, tried)
 	}
 	pid, ok, err := e.catalog.partitionID(ctx, q, req.Partition)
 	if err != nil || !ok {
@@ -278,9 +287,10 @@ func groupLabel(group string) string {
 
 // candidates lists partitions of q that may have work for group: offsets
 // past its cursor (and past low_watermark, below which nothing is stored),
-// no live lease. The least recently popped come first so partitions share
-// the consumers fairly.
-func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt *time.Time, now time.Time, limit int) ([]candidate, error) {
+// no live lease, not among tried. The least recently popped come first so
+// partitions share the consumers fairly.
+func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt *time.Time, now time.Time, limit int,
+	tried []uuid.UUID) ([]candidate, error) {
 	rows, err := e.pool.Query(ctx, `
 		SELECT p.id, p.name, c.partition_id IS NOT NULL
 		  FROM lethe.partitions p
@@ -295,8 +305,9 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 		   -- written before the visibility cutoff.
 		   AND ($7 = 0 OR coalesce(lethe.store_time_at(p.id, coalesce(c.committed + 1, 0)), '-infinity')
 		                    <= $3 - make_interval(secs => $7))
+		   AND p.id <> ALL ($8::uuid[])
 		 ORDER BY c.last_pop_at NULLS FIRST
-		 LIMIT $6`, q.ID, group, now, fromAt, q.WindowBuffer, limit, q.DelayedProcessing)
+		 LIMIT $6`, q.ID, group, now, fromAt, q.WindowBuffer, limit, q.DelayedProcessing, tried)
 	if err != nil {
 		return nil, fmt.Errorf("find partitions of %s with work: %w", q.Name, err)
 	}

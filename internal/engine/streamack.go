@@ -43,6 +43,9 @@ func (e *Engine) cycleSource(ctx context.Context, tx pgx.Tx, c StreamCycle, out 
 	if res.acked > 0 {
 		fx.acked(target.queue, group, res.status, res.acked)
 	}
+	if !row.Lease.Held() && target.next > row.Committed+1 {
+		fx.released(target.queue, group) // as an ack's release does
+	}
 	return row.save(ctx, tx, now, false)
 }
 

@@ -248,7 +248,9 @@ func abortedTransaction(txID string, err error) *api.TransactionResponse {
 // ExtendLease pushes a lease's expiry to now + seconds (the queue's
 // leaseTime when seconds is 0). A pop that claimed several partitions
 // leased them all under one id: every one of them is extended, and the
-// answer is the earliest new expiry.
+// answer is the earliest new expiry. The lease id names its queue
+// (leaseid.go), so the cursors are found through that queue's partitions;
+// an id of another layout is looked for among all cursors.
 func (e *Engine) ExtendLease(ctx context.Context, leaseID string, seconds int) (time.Time, error) {
 	id, err := uuid.Parse(leaseID)
 	if err != nil {
@@ -259,15 +261,11 @@ func (e *Engine) ExtendLease(ctx context.Context, leaseID string, seconds int) (
 	}
 	now := e.clock.Now()
 	var until *time.Time
-	err = e.pool.QueryRow(ctx, `
-		WITH extended AS (
-			UPDATE lethe.cursors c
-			   SET lease_until = $2::timestamptz + make_interval(secs => CASE WHEN $3 > 0 THEN $3 ELSE q.lease_time END),
-			       updated_at = $2
-			  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
-			 WHERE c.lease_id = $1 AND p.id = c.partition_id
-			RETURNING c.lease_until)
-		SELECT min(lease_until) FROM extended`, id, now, seconds).Scan(&until)
+	if qid, ok := leaseQueue(id); ok {
+		err = e.pool.QueryRow(ctx, extendLeaseSQL("p.queue_id = $4"), id, now, seconds, qid).Scan(&until)
+	} else {
+		err = e.pool.QueryRow(ctx, extendLeaseSQL("true"), id, now, seconds).Scan(&until)
+	}
 	if err != nil {
 		return time.Time{}, fmt.Errorf("extend lease %s: %w", leaseID, err)
 	}
@@ -275,4 +273,18 @@ func (e *Engine) ExtendLease(ctx context.Context, leaseID string, seconds int) (
 		return time.Time{}, notFoundf("lease %s is not held (acked, released, or taken over after expiring)", leaseID)
 	}
 	return *until, nil
+}
+
+// extendLeaseSQL extends every cursor holding lease $1 among the
+// partitions partitionFilter selects, answering the earliest new expiry.
+func extendLeaseSQL(partitionFilter string) string {
+	return `
+		WITH extended AS (
+			UPDATE lethe.cursors c
+			   SET lease_until = $2::timestamptz + make_interval(secs => CASE WHEN $3 > 0 THEN $3 ELSE q.lease_time END),
+			       updated_at = $2
+			  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+			 WHERE ` + partitionFilter + ` AND p.id = c.partition_id AND c.lease_id = $1
+			RETURNING c.lease_until)
+		SELECT min(lease_until) FROM extended`
 }

@@ -3,6 +3,7 @@ package lethebench
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/lethe-mq/lethe/bench/internal/meter"
@@ -52,6 +53,9 @@ func drain(ctx context.Context, env *Env, bl backlog, groups int) error {
 	c := newClient(env.URL, workers)
 	defer c.close()
 	env.settle(ctx)
+	// Empty pops while the backlog lasts are pops that found every
+	// partition with work leased (issue 13: they were 73% in one run).
+	var pops, empty atomic.Int64
 	out := meter.Run(ctx, meter.Spec{
 		Name: fmt.Sprintf("lethe %s %s", scenarioShort(groups), payload.Label(size)),
 		Unit: "msg", Workers: workers, Duration: env.Plan.DrainLimit,
@@ -62,7 +66,9 @@ func drain(ctx context.Context, env *Env, bl backlog, groups int) error {
 		if err != nil {
 			return 0, err
 		}
+		pops.Add(1)
 		if len(msgs) == 0 {
+			empty.Add(1)
 			meter.Sleep(ctx, 5*time.Millisecond) // every partition leased or done
 			return 0, nil
 		}
@@ -77,7 +83,8 @@ func drain(ctx context.Context, env *Env, bl backlog, groups int) error {
 		Ceiling: fmt.Sprintf("ceiling/segment-read/%d", size),
 	}.FromOutcome(out)
 	r.PeakRSSMiB = env.peakMiB()
-	r.Notes = drainNote(out, groups*bl.Frames)
+	r.Notes = fmt.Sprintf("%s; %s of %s pops empty", drainNote(out, groups*bl.Frames),
+		meter.Group(empty.Load()), meter.Group(pops.Load()))
 	env.Sink.Add(r)
 	return nil
 }

@@ -1,0 +1,13 @@
+-- Pop and ack update a cursor row on every call, and each of them changes
+-- lease_id. The index on lease_id (070) made every one of those updates a
+-- non-HOT one: a new entry in both of the table's indexes per pop and per
+-- ack, and thousands of dead tuples on a table of a hundred rows between
+-- autovacuums (issue 12: 342k updates, 0 heap-only).
+--
+-- Its only reader was extending a lease by id. Lease ids now carry the id of
+-- the queue they were drawn for (engine/leaseid.go), so an extend reaches
+-- its cursors through the queue's partitions and the primary key, and the
+-- only index left on lethe.cursors is the primary key, whose columns
+-- (partition_id, group_name) never change: with fillfactor 50 (migration
+-- 090) pop and ack updates stay on their page, heap-only.
+DROP INDEX IF EXISTS lethe.cursors_lease_idx;
