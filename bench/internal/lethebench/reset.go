@@ -29,7 +29,10 @@ func retentionLockID() int64 {
 // cached is reused.
 func Reset(ctx context.Context, env *Env) error {
 	var err error
-	for attempt := 1; attempt <= 3; attempt++ {
+	// A sweep the previous scenario left running (a backlog larger than
+	// its time limit) holds the lock for the rest of its cycle: wait for
+	// it up to five minutes.
+	for attempt := 1; attempt <= 10; attempt++ {
 		err = pgx.BeginFunc(ctx, env.Pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '30s'`); err != nil {
 				return err
