@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
 	"maps"
@@ -65,6 +66,10 @@ func chartSeries(results []result.Result, size int) []series {
 	)
 }
 
+// ErrNothingToDraw is Chart's answer when the run measured no push (a run of
+// -scenarios without push): there is no chart, which is not a failure.
+var ErrNothingToDraw = errors.New("no push figures to draw")
+
 // Chart draws push throughput against batch size, both axes logarithmic,
 // one line per system.
 func Chart(path string, results []result.Result, size int) error {
@@ -101,7 +106,7 @@ func Chart(path string, results []result.Result, size int) error {
 		p.Legend.Add(s.name, line, points)
 	}
 	if hi == 0 {
-		return fmt.Errorf("no push figures to draw")
+		return ErrNothingToDraw
 	}
 	p.X.Min, p.X.Max = 0.8, 130
 	p.Y.Min, p.Y.Max = lo/2, hi*4 // room for the legend above the lines

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +32,11 @@ func Write(dir string, meta Meta, results []result.Result, sizes []int) ([]strin
 	var charts []string
 	for _, size := range sizes {
 		name := fmt.Sprintf("throughput-%s.png", strings.ReplaceAll(payload.Label(size), " ", ""))
-		if err := Chart(filepath.Join(dir, name), results, size); err != nil {
+		err := Chart(filepath.Join(dir, name), results, size)
+		if errors.Is(err, ErrNothingToDraw) {
+			continue
+		}
+		if err != nil {
 			return written, fmt.Errorf("chart for %s: %w", payload.Label(size), err)
 		}
 		charts = append(charts, name)
