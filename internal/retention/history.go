@@ -7,59 +7,28 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lethe-mq/lethe/api"
 )
 
-// HistoryEntry is one audit row: what one rule deleted (or moved) in one
-// queue in one cycle, over every partition the cycle touched (migration
-// 110; rows written before it cover one step of one partition).
-// Partition, PartitionID, FromOffset and ToOffset name the partition and
-// its range when the row covers one partition; with several they are
-// empty and Ranges lists the first of them (at most 16).
-type HistoryEntry struct {
-	ID          int64            `json:"id"`
-	ExecutedAt  time.Time        `json:"executedAt"`
-	Queue       string           `json:"queue"`
-	Partition   string           `json:"partition"`
-	PartitionID string           `json:"partitionId"`
-	Rule        string           `json:"rule"`
-	Partitions  int              `json:"partitions"`
-	Segments    int              `json:"segments"`
-	Messages    int64            `json:"messages"`
-	Bytes       int64            `json:"bytes"`
-	FromOffset  *int64           `json:"fromOffset"`
-	ToOffset    *int64           `json:"toOffset"`
-	Ranges      []PartitionRange `json:"ranges"`
-	Lost        []GroupLoss      `json:"lost"`
-}
+// HistoryEntry is one audit row, in the API's wire type: what one rule
+// deleted (or moved) in one queue in one cycle, over every partition the
+// cycle touched (migration 110; rows written before it cover one step of
+// one partition).
+type HistoryEntry = api.RetentionHistoryEntry
 
 // historyRangesMax is how many partitions a row's ranges list at most
 // (lethe.history_ranges_add, migration 110; fewer when their names are
 // long: the list stops at about 256 bytes).
 const historyRangesMax = 16
 
-// PartitionRange is what a row covered of one partition: offsets FromOffset
-// to ToOffset, Messages of them (deleted, or lost by the group).
-type PartitionRange struct {
-	Partition  string `json:"partition"`
-	FromOffset *int64 `json:"fromOffset"`
-	ToOffset   *int64 `json:"toOffset"`
-	Messages   int64  `json:"messages"`
-}
-
-// GroupLoss is what one consumer group had not consumed of the deleted
-// offsets: Messages over Partitions partitions (exact), Leased of which it
-// held under a live lease. FromOffset and ToOffset are the range when the
-// loss is in one partition (null with several: see Ranges, the first 16).
-// Queue mode is the group "__QUEUE_MODE__".
-type GroupLoss struct {
-	Group      string           `json:"group"`
-	Messages   int64            `json:"messages"`
-	Partitions int              `json:"partitions"`
-	FromOffset *int64           `json:"fromOffset"`
-	ToOffset   *int64           `json:"toOffset"`
-	Leased     int64            `json:"leased"`
-	Ranges     []PartitionRange `json:"ranges"`
-}
+// PartitionRange is what a row covered of one partition (deleted, or lost
+// by a group), and GroupLoss what one consumer group had not consumed of a
+// decision's deletions: the API's wire types.
+type (
+	PartitionRange = api.PartitionRange
+	GroupLoss      = api.GroupLoss
+)
 
 // HistoryQuery filters the audit rows; zero values match everything.
 type HistoryQuery struct {
@@ -109,7 +78,7 @@ func (s *Service) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, 
 			&e.Segments, &e.Messages, &e.Bytes, &e.FromOffset, &e.ToOffset, &ranges, &lost); err != nil {
 			return nil, fmt.Errorf("retention history: %w", err)
 		}
-		if err := e.decode(ranges, lost); err != nil {
+		if err := decodeHistory(&e, ranges, lost); err != nil {
 			return nil, fmt.Errorf("retention history: row %d: %w", e.ID, err)
 		}
 		out = append(out, e)
@@ -117,9 +86,9 @@ func (s *Service) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, 
 	return out, rows.Err()
 }
 
-// decode fills the ranges and losses from their stored forms, and blanks
+// decodeHistory fills the ranges and losses from their stored forms, and blanks
 // the one-partition fields of a row that covers several.
-func (e *HistoryEntry) decode(ranges, lost []byte) error {
+func decodeHistory(e *HistoryEntry, ranges, lost []byte) error {
 	e.ExecutedAt = e.ExecutedAt.UTC()
 	var err error
 	if ranges == nil { // written before migration 110: one partition
