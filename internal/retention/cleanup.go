@@ -39,26 +39,13 @@ func (s *Service) cleanupPhase(ctx context.Context, conn *pgx.Conn, now time.Tim
 			}
 		}
 	}()
-	after := uuid.Nil
-	for n := 0; ; n++ {
-		var ids []uuid.UUID
-		err := s.step(ctx, PhaseCleanup, n, func(sctx context.Context) error {
-			var err error
-			ids, err = s.cleanupCandidates(sctx, conn, after, idleBefore)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if err := s.cleanupOne(ctx, conn, id, idleBefore, now, res, forgotten); err != nil {
-				return err
-			}
-		}
-		if len(ids) < s.cfg.BatchSize {
-			break
-		}
-		after = ids[len(ids)-1]
+	err = s.inBatches(ctx, PhaseCleanup, uuid.Nil, func(sctx context.Context, after uuid.UUID) ([]uuid.UUID, error) {
+		return s.cleanupCandidates(sctx, conn, after, idleBefore)
+	}, func(id uuid.UUID) error {
+		return s.cleanupOne(ctx, conn, id, idleBefore, now, res, forgotten)
+	})
+	if err != nil {
+		return err
 	}
 	return s.cleanupSubscriptions(ctx, conn, idleBefore, res)
 }

@@ -101,27 +101,11 @@ func (s *Service) checkLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, n
 // must outlive it: segments their queue's (new) tier still keeps, and
 // segments with frames some group wants (to the held area).
 func (s *Service) settleLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, now time.Time, res *CycleResult) error {
-	after := uuid.Nil
-	for {
-		var ids []uuid.UUID
-		err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error {
-			var err error
-			ids, err = store.LeafPartitions(sctx, conn, l.Name, after, s.cfg.BatchSize)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		for _, pid := range ids {
-			if err := s.settlePartition(ctx, conn, pid, l, now, res); err != nil {
-				return err
-			}
-		}
-		if len(ids) < s.cfg.BatchSize {
-			return nil
-		}
-		after = ids[len(ids)-1]
-	}
+	return s.inBatches(ctx, PhaseTiers, uuid.Nil, func(sctx context.Context, after uuid.UUID) ([]uuid.UUID, error) {
+		return store.LeafPartitions(sctx, conn, l.Name, after, s.cfg.BatchSize)
+	}, func(pid uuid.UUID) error {
+		return s.settlePartition(ctx, conn, pid, l, now, res)
+	})
 }
 
 func (s *Service) settlePartition(ctx context.Context, conn *pgx.Conn, pid uuid.UUID, l store.Leaf, now time.Time, res *CycleResult) error {
@@ -179,26 +163,11 @@ func (s *Service) dropLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, no
 
 // auditLeaf runs the per-partition drop steps of a detached leaf.
 func (s *Service) auditLeaf(ctx context.Context, conn *pgx.Conn, leaf, rule string, after uuid.UUID, now time.Time, res *CycleResult) error {
-	for {
-		var ids []uuid.UUID
-		err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error {
-			var err error
-			ids, err = store.LeafPartitions(sctx, conn, leaf, after, s.cfg.BatchSize)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		for _, pid := range ids {
-			if err := s.dropPartition(ctx, conn, leaf, pid, rule, now, res); err != nil {
-				return err
-			}
-		}
-		if len(ids) < s.cfg.BatchSize {
-			return nil
-		}
-		after = ids[len(ids)-1]
-	}
+	return s.inBatches(ctx, PhaseTiers, after, func(sctx context.Context, from uuid.UUID) ([]uuid.UUID, error) {
+		return store.LeafPartitions(sctx, conn, leaf, from, s.cfg.BatchSize)
+	}, func(pid uuid.UUID) error {
+		return s.dropPartition(ctx, conn, leaf, pid, rule, now, res)
+	})
 }
 
 func (s *Service) dropPartition(ctx context.Context, conn *pgx.Conn, leaf string, pid uuid.UUID, rule string, now time.Time, res *CycleResult) error {
