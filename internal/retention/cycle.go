@@ -123,6 +123,11 @@ func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, forceTiers bool, re
 			return err
 		}
 	}
+	if err := s.sidecarPhase(ctx, conn, now, res); err != nil {
+		if err := s.failed(ctx, conn, PhaseTxns, "", "", err, res); err != nil {
+			return err
+		}
+	}
 	if err := s.reclaimPhase(ctx, conn, now, res); err != nil {
 		return err
 	}

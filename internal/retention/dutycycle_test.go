@@ -92,29 +92,3 @@ func TestTheWorkListHoldsOnlyPartitionsWithWork(t *testing.T) {
 		t.Fatalf("work list after the sweep: %+v, %v; want one queue of 3 partitions, none due", work, err)
 	}
 }
-
-// The sidecar goes by whole days: a day leaf is dropped once all of it is
-// older than the largest window of any queue (GREATEST(dedupWindowSeconds,
-// completedRetentionSeconds, 900 s)), never a row earlier.
-func TestSidecarDaysDropWholePastEveryWindow(t *testing.T) {
-	t.Parallel()
-	e := setup(t)
-	e.pushSegment("q", "p", 2) // hashes stored on t0's day
-	dayEnd := time.Date(t0.Year(), t0.Month(), t0.Day()+1, 0, 0, 0, 0, time.UTC)
-	leaf := "txns_p" + t0.Format("20060102")
-
-	e.clock.Set(dayEnd.Add(899 * time.Second))
-	if res := e.fullCycle(); res.TxnsPurged != 0 || !e.leafExists(leaf) {
-		t.Fatalf("1 s before the day is 900 s old: purged %d hashes, leaf kept %v; want none purged", res.TxnsPurged, e.leafExists(leaf))
-	}
-	e.configure("slow", map[string]any{"dedupWindowSeconds": 2 * 86400})
-	e.clock.Set(dayEnd.Add(901 * time.Second))
-	if res := e.fullCycle(); res.TxnsPurged != 0 || !e.leafExists(leaf) {
-		t.Fatalf("another queue's 2-day window: purged %d hashes; want the day kept", res.TxnsPurged)
-	}
-	e.clock.Set(dayEnd.Add(2*24*time.Hour + time.Second))
-	if res := e.fullCycle(); res.TxnsPurged != 2 || e.leafExists(leaf) {
-		t.Fatalf("past every window: purged %d hashes, leaf kept %v; want the day's 2 hashes dropped with it",
-			res.TxnsPurged, e.leafExists(leaf))
-	}
-}

@@ -22,8 +22,8 @@ const leavesAhead = 2
 
 // tierPhase runs the tier check when it is due (every TierInterval across
 // replicas) or forced: leaves ahead, expired tier leaves settled and
-// dropped, held months and empty forever leaves dropped, sidecar days past
-// every window dropped, then the held and quarantined gauges.
+// dropped, held months and empty forever leaves dropped, then the held and
+// quarantined gauges. The sidecar's leaves are the sidecar phase's.
 func (s *Service) tierPhase(ctx context.Context, conn *pgx.Conn, now time.Time, force bool, res *CycleResult) error {
 	if !force {
 		due, err := s.claimEvery(ctx, conn, tierCheckKey, s.cfg.TierInterval, now)
@@ -41,12 +41,11 @@ func (s *Service) tierPhase(ctx context.Context, conn *pgx.Conn, now time.Time, 
 	if err != nil {
 		return fmt.Errorf("retention: tier check: %w", err)
 	}
-	txnCutoff, err := sidecarCutoff(ctx, conn, now)
-	if err != nil {
-		return err
-	}
 	for _, l := range leaves {
-		if err := s.checkLeaf(ctx, conn, l, now, txnCutoff, res); err != nil {
+		if l.Tier == store.TierTxns {
+			continue // the sidecar phase's, every cycle
+		}
+		if err := s.checkLeaf(ctx, conn, l, now, res); err != nil {
 			if err := s.failed(ctx, conn, PhaseTiers, "", l.Name, err, res); err != nil {
 				return err
 			}
@@ -57,15 +56,11 @@ func (s *Service) tierPhase(ctx context.Context, conn *pgx.Conn, now time.Time, 
 
 // checkLeaf drops one leaf if its time has come, resuming a drop a crash
 // interrupted.
-func (s *Service) checkLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, now, txnCutoff time.Time, res *CycleResult) error {
+func (s *Service) checkLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, now time.Time, res *CycleResult) error {
 	if l.State != store.LeafAttached {
 		return s.dropLeaf(ctx, conn, l, now, res)
 	}
 	switch t := tier.Tier(l.Tier); {
-	case l.Tier == store.TierTxns:
-		if !l.To.After(txnCutoff) {
-			return s.dropSidecarLeaf(ctx, conn, l, res)
-		}
 	case t == tier.Held:
 		if l.To.After(now) {
 			return nil
@@ -94,7 +89,6 @@ func (s *Service) checkLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, n
 		}
 		return s.dropLeaf(ctx, conn, l, now, res)
 	}
-	return nil
 }
 
 // settleLeaf moves out of an expired leaf, partition by partition, what
@@ -147,10 +141,8 @@ func (s *Service) dropLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, no
 	if l.AuditedThrough != nil {
 		after = *l.AuditedThrough
 	}
-	if l.Tier != store.TierTxns {
-		if err := s.auditLeaf(ctx, conn, l.Name, rule, after, now, res); err != nil {
-			return err
-		}
+	if err := s.auditLeaf(ctx, conn, l.Name, rule, after, now, res); err != nil {
+		return err
 	}
 	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return store.DropLeaf(sctx, conn, l.Name) }); err != nil {
 		return err
@@ -195,39 +187,13 @@ func (s *Service) dropPartition(ctx context.Context, conn *pgx.Conn, leaf string
 	}
 }
 
-// dropSidecarLeaf drops a day of the hash sidecar older than every
-// queue's window.
-func (s *Service) dropSidecarLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, res *CycleResult) error {
-	var hashes int64
-	err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error {
-		var err error
-		hashes, err = store.LeafHashes(sctx, conn, l.Name)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return store.DetachLeaf(sctx, conn, l.Name) }); err != nil {
-		return err
-	}
-	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return store.DropLeaf(sctx, conn, l.Name) }); err != nil {
-		return err
-	}
-	res.TxnsPurged += hashes
-	res.LeavesDropped++
-	s.metrics.txnsPurged.Add(float64(hashes))
-	s.metrics.leavesDropped.WithLabelValues(l.Tier).Inc()
-	return nil
-}
-
 // leavesAhead creates the leaves of the current and the next periods of
-// every tier a queue uses or is changing to, of forever, held and the
-// sidecar.
+// every tier a queue uses or is changing to, of forever and of held.
 func (s *Service) leavesAhead(ctx context.Context, conn *pgx.Conn, now time.Time) error {
 	rows, err := conn.Query(ctx, `
 		SELECT retention_tier FROM lethe.queues
 		UNION SELECT to_tier FROM lethe.retention_changes WHERE state <> 'done'
-		UNION SELECT unnest(ARRAY['forever', 'held', 'txns'])`)
+		UNION SELECT unnest(ARRAY['forever', 'held'])`)
 	if err != nil {
 		return err
 	}
@@ -236,21 +202,6 @@ func (s *Service) leavesAhead(ctx context.Context, conn *pgx.Conn, now time.Time
 		return err
 	}
 	return store.EnsureLeaves(ctx, conn, tiers, now, leavesAhead)
-}
-
-// sidecarCutoff is the time before which no queue needs a hash any more:
-// now minus the largest sidecar window, GREATEST(dedupWindowSeconds,
-// completedRetentionSeconds, 900 s), of any queue.
-func sidecarCutoff(ctx context.Context, conn *pgx.Conn, now time.Time) (time.Time, error) {
-	var cutoff time.Time
-	err := conn.QueryRow(ctx, `
-		SELECT $1::timestamptz - make_interval(secs => greatest(coalesce(max(greatest(dedup_window_seconds,
-		       completed_retention_seconds)), 0), 900))
-		  FROM lethe.queues`, now).Scan(&cutoff)
-	if err != nil {
-		return cutoff, fmt.Errorf("retention: sidecar window: %w", err)
-	}
-	return cutoff, nil
 }
 
 // heldGauges sets lethe_held_messages, lethe_held_bytes and

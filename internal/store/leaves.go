@@ -57,16 +57,9 @@ func Leaves(ctx context.Context, q Querier) ([]Leaf, error) {
 }
 
 // EnsureLeaves creates, off the push path, the leaves of each of tiers
-// holding now and the ahead periods after it, where missing.
+// holding now and the ahead leaves after it, where missing.
 func EnsureLeaves(ctx context.Context, q Querier, tiers []string, now time.Time, ahead int) error {
-	_, err := q.Exec(ctx, `
-		SELECT lethe.ensure_leaf(t, (SELECT r.hi FROM lethe.leaf_range(t, $2) r) + (n - 1) * CASE
-		           WHEN t IN ('1w', 'txns') THEN interval '1 day'
-		           WHEN t IN ('3w', '7w') THEN interval '7 days' ELSE interval '1 month' END)
-		  FROM unnest($1::text[]) AS t, generate_series(0, $3) AS n
-		 WHERE n > 0
-		UNION ALL
-		SELECT lethe.ensure_leaf(t, $2) FROM unnest($1::text[]) AS t`, tiers, now, ahead)
+	_, err := q.Exec(ctx, `SELECT lethe.ensure_leaves(t, $2, $3) FROM unnest($1::text[]) AS t`, tiers, now, ahead)
 	if err != nil {
 		return fmt.Errorf("create leaves ahead: %w", err)
 	}
