@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lethe-mq/lethe/bench/internal/report"
 )
@@ -93,8 +94,9 @@ func (r *Report) Markdown(withChart bool) string {
 
 func (r *Report) verdictTable(b *strings.Builder) {
 	v := r.Verdict
-	fmt.Fprintf(b, "Tolerances: database ±%.0f%%; each table ±%.0f%% or %s, whichever is larger; RSS ±%.0f%% or %s; 0 lost; 0 duplicates. Slope: least-squares growth per minute over the late window.\n\n",
-		100*DatabaseTolerance, 100*TableTolerance, mib(TableFloor), 100*RSSTolerance, mib(RSSFloor))
+	fmt.Fprintf(b, "Tolerances: database ±%.0f%%; each table ±%.0f%% or %s, whichever is larger; RSS ±%.0f%% or %s; 0 lost; 0 duplicates. Slope: least-squares growth per minute over the late window. The audit tables (%s) keep their rows METRICS_RETENTION_DAYS by design, so they grow for that long: one is judged flat by size as above or by rate, when its late slope is within +%.0f%% or %s a minute of its early slope (linear growth, not more rows a minute as the soak goes on); the projection is its late slope over a day and over %d days.\n\n",
+		100*DatabaseTolerance, 100*TableTolerance, mib(TableFloor), 100*RSSTolerance, mib(RSSFloor),
+		strings.Join(AuditTables, ", "), 100*AuditRateTolerance, kib(AuditRateFloor), AuditDays)
 	fmt.Fprintf(b, "| figure | %s | %s | change | late slope / min | flat |\n|---|---|---|---|---|---|\n", v.Early, v.Late)
 	rows := append([]Change{v.Database}, v.Tables...)
 	if v.RSS != nil {
@@ -108,6 +110,10 @@ func (r *Report) verdictTable(b *strings.Builder) {
 		flat := "yes"
 		if !c.Flat {
 			flat = "**no**"
+		}
+		if c.Audit {
+			flat += fmt.Sprintf(" (audit, by rate: %+.2f → %+.2f MiB/min early → late; %.0f MiB a day, %.1f GiB at %d days)",
+				c.EarlySlopePerMin/(1<<20), c.SlopePerMin/(1<<20), c.SlopePerMin*1440/(1<<20), c.SlopePerMin*1440*AuditDays/(1<<30), AuditDays)
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %+.2f MiB | %s |\n", c.Name, mib(c.Early), mib(c.Late), change, c.SlopePerMin/(1<<20), flat)
 	}
@@ -131,4 +137,23 @@ func (r *Report) deliveryTable(b *strings.Builder) {
 		}
 	}
 	b.WriteString("\n")
+}
+
+// Rejudge reads a soak.json and judges its samples again with this
+// version's verdict (the tolerances or the tables' classes changed since
+// it ran), noting so in the report.
+func Rejudge(path, how string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	loaded := time.Duration(r.Verdict.Late.To * float64(time.Second))
+	was := r.Verdict.Line()
+	r.Verdict = Judge(loaded, r.Samples, r.Deliveries)
+	r.Meta.Notes = append(r.Meta.Notes, fmt.Sprintf("verdict judged again (%s); as it ran: %s", how, was))
+	return &r, nil
 }

@@ -152,3 +152,27 @@ func TestSlopeIsLeastSquares(t *testing.T) {
 		t.Fatalf("one point: slope %v, want 0", got)
 	}
 }
+
+// An audit table that grows linearly (its rows are kept
+// METRICS_RETENTION_DAYS) passes by its rate; one whose rate climbs as the
+// soak goes on fails, as does any other table growing the same way.
+func TestJudgeTakesAuditTablesByRate(t *testing.T) {
+	withTable := func(name string, size func(m float64) float64) []Sample {
+		s := samples(121, func(float64) float64 { return 1 << 20 })
+		for i := range s {
+			s[i].Tables = append(s[i].Tables, TableSample{Name: name, Total: int64(size(float64(i)))})
+		}
+		return s
+	}
+	linear := func(m float64) float64 { return m * (30 << 10) } // 30 KiB a minute: 3.5 MiB over 2 h
+	if v := Judge(2*time.Hour, withTable("lethe.retention_history", linear), nil); !v.Pass {
+		t.Fatalf("an audit table growing 30 KiB a minute, steadily, failed: %s", v.Line())
+	}
+	if v := Judge(2*time.Hour, withTable("lethe.cursors", linear), nil); v.Pass || !hasProblem(v, "lethe.cursors") {
+		t.Fatalf("a table that is not an audit table passed by its rate: %s", v.Line())
+	}
+	climbing := func(m float64) float64 { return m * m * (1 << 10) } // 2 KiB/min at minute 1, 240 at minute 120
+	if v := Judge(2*time.Hour, withTable("lethe.retention_history", climbing), nil); v.Pass || !hasProblem(v, "lethe.retention_history") {
+		t.Fatalf("an audit table whose rate climbs passed: %s", v.Line())
+	}
+}

@@ -21,7 +21,20 @@ const (
 	// 4 MiB (the Go runtime's heap goal moves by a few MiB under GC).
 	RSSTolerance = 0.10
 	RSSFloor     = 4 << 20
+	// AuditRateTolerance and AuditRateFloor: an audit table keeps its rows
+	// METRICS_RETENTION_DAYS by design, so over a soak of hours it grows;
+	// it passes when it grows linearly, its late slope within +25% or
+	// 20 KiB a minute of its early slope (one row per decision, not more
+	// per minute as the soak goes on).
+	AuditRateTolerance = 0.25
+	AuditRateFloor     = 20 << 10
+	// AuditDays is METRICS_RETENTION_DAYS's default, for the projection.
+	AuditDays = 90
 )
+
+// AuditTables are lethe's audit tables: rows kept METRICS_RETENTION_DAYS,
+// then purged a day at a time, so they are flat only after that many days.
+var AuditTables = []string{"lethe.retention_history", "lethe.retention_losses", "lethe.retention_runs", "lethe.reclaim_history"}
 
 // Window is a span of the soak, in seconds since the load started.
 type Window struct {
@@ -59,7 +72,11 @@ type Change struct {
 	// SlopePerMin is the least-squares growth over the late window, per
 	// minute, in the figure's unit.
 	SlopePerMin float64 `json:"slope_per_min"`
-	Flat        bool    `json:"flat"`
+	// EarlySlopePerMin is the same over the early window; set for audit
+	// tables, which are judged by their rate (AuditTables).
+	EarlySlopePerMin float64 `json:"early_slope_per_min,omitempty"`
+	Audit            bool    `json:"audit,omitempty"`
+	Flat             bool    `json:"flat"`
 }
 
 // Verdict is the soak's conclusion.
@@ -98,6 +115,14 @@ func Judge(d time.Duration, samples []Sample, deliveries []Delivery) Verdict {
 			return float64(t.Total), ok
 		})
 		c.Flat = within(c, TableTolerance, TableFloor)
+		if slices.Contains(AuditTables, name) {
+			c.Audit = true
+			c.EarlySlopePerMin = Slope(samples, v.Early, func(s Sample) (float64, bool) {
+				t, ok := s.Table(name)
+				return float64(t.Total), ok
+			}) * 60
+			c.Flat = c.Flat || c.SlopePerMin <= max(c.EarlySlopePerMin*(1+AuditRateTolerance), c.EarlySlopePerMin+AuditRateFloor)
+		}
 		v.Tables = append(v.Tables, c)
 	}
 	for _, d := range deliveries {
@@ -254,3 +279,5 @@ func tableNames(samples []Sample) []string {
 	}
 	return out
 }
+
+func kib(b float64) string { return fmt.Sprintf("%.0f KiB", b/(1<<10)) }
