@@ -68,6 +68,7 @@ var (
 	varMaxLongPolls = spec{name: "LETHE_MAX_LONG_POLLS", kind: whole, def: "1000", min: 1, max: 1_000_000, unit: "requests", meaning: "pops with `wait=true` waiting at once on one replica; beyond it such a pop answers 503 with `Retry-After`"}
 	varPprof        = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
 	varGOGC         = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
+	varGOMEMLIMIT   = spec{name: "GOMEMLIMIT", kind: text, def: "80MiB", readBy: "lethe serve", meaning: "Go's soft memory limit; `lethe serve` sets 80 MiB unless `GOMEMLIMIT` is set: near it the collector runs sooner than `GOGC` says (at most half the CPU), which keeps a replica's RSS under about 96 MiB; raise it for a replica that holds many long polls (25 KiB each) or large batches"}
 	varURL          = spec{name: "LETHE_URL", kind: text, def: "http://localhost:6632", readBy: "client commands", meaning: "the server the client commands (`push`, `pop`, `status`, ...) talk to; `--server` wins"}
 	varContext      = spec{name: "LETHE_CONTEXT", kind: text, readBy: "client commands", meaning: "the context of the CLI's config file (`~/.config/lethe/config.yaml`) to use; `--context` wins"}
 	varToken        = spec{name: "LETHE_TOKEN", kind: text, readBy: "client commands", meaning: "the bearer token the client commands send; `--token` wins"}
@@ -118,7 +119,7 @@ var specs = []spec{
 	varTierInterval, varDefaultTier, varDefaultQuar,
 	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen,
 	varStreamsIdleDays, varTracesDays, varParallelism, varTestClock,
-	varPprof, varGOGC, varURL, varToken, varContext,
+	varPprof, varGOGC, varGOMEMLIMIT, varURL, varToken, varContext,
 }
 
 // Variable is one environment variable as the README documents it.
