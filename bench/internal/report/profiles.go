@@ -10,7 +10,7 @@ import (
 )
 
 const profilesIntro = `One block per measured window of a -profile run; the txt beside each has the full tables (top 15 by flat and by cum, the heap's top 10, the top 8 statements with rows, blocks and WAL) and the raw .pprof files are beside it.
-lethe CPU is over the window rounded up to whole seconds. PostgreSQL's statements come from pg_stat_statements with track = all: a nested statement ran inside a top-level one (lethe.append's PL/pgSQL) and is also inside its caller's time; shares are of the top-level total. An explicit COMMIT's time includes waiting for the WAL flush; an autocommitted statement's (the ceiling's INSERTs) does not.
+lethe CPU is over the window rounded up to whole seconds. PostgreSQL's statements come from pg_stat_statements with track = all: a nested statement ran inside a top-level one (lethe.append's PL/pgSQL) and is also inside its caller's time; shares are of the top-level total. Execution time leaves out the commit's WAL flush on both sides (PostgreSQL commits after the statement, COMMIT or autocommit), so a push's wall time is more than its execution.
 For pushes, the cost divides the window's lethe CPU and PostgreSQL execution time by the messages and requests it counted, beside what the matching ceiling of the same run spent executing per row.
 `
 
