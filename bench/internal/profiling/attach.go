@@ -73,7 +73,7 @@ func (r *record) summary() result.Profile {
 		for _, f := range r.cpu.ByFlat(summaryFlat) {
 			s.TopFlat = append(s.TopFlat, result.ProfileFunc{Name: ShortName(f.Name), Percent: r.cpu.Percent(f.Flat)})
 		}
-		for _, f := range r.cpu.ByCum(summaryOwnCum, OwnPrefix) {
+		for _, f := range r.cpu.OwnByCum(summaryOwnCum) {
 			s.TopOwnCum = append(s.TopOwnCum, result.ProfileFunc{Name: ShortName(f.Name), Percent: r.cpu.Percent(f.Cum)})
 		}
 	}

@@ -164,6 +164,7 @@ func (s *Scope) end(ctx context.Context, rec *record, cpu *cpuCapture) {
 // How long each table of a txt is.
 const (
 	topCPU        = 15
+	topOwn        = 10
 	topHeap       = 10
 	topStatements = 8
 )

@@ -23,6 +23,9 @@ func (r *record) text() string {
 		funcTable(&b, *r.cpu, r.cpu.ByFlat(topCPU), cpuSeconds)
 		fmt.Fprintf(&b, "\nlethe CPU, top %d by cum\n", topCPU)
 		funcTable(&b, *r.cpu, r.cpu.ByCum(topCPU, ""), cpuSeconds)
+		fmt.Fprintf(&b, "\nlethe CPU, lethe's own functions, top %d by cum (a function handing %.0f%% of its cum to one other of lethe's is left out for it)\n",
+			topOwn, 100*passThrough)
+		funcTable(&b, *r.cpu, r.cpu.OwnByCum(topOwn), cpuSeconds)
 	}
 	if r.heap != nil {
 		fmt.Fprintf(&b, "\nlethe heap in use at the end (after a GC): %s; top %d by flat\n", bytesText(r.heap.Total), topHeap)

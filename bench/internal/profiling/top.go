@@ -26,6 +26,10 @@ type Top struct {
 	Unit  string
 	Total int64
 	Funcs []Func
+	// handoff[f][g] is the value of the samples in which g is the next
+	// function of lethe's own inward from f (f's own callee, directly or
+	// through library code).
+	handoff map[string]map[string]int64
 }
 
 // TopOf sums sample type typ ("cpu", "inuse_space", ...) of p by function:
@@ -42,7 +46,7 @@ func TopOf(p *profile.Profile, typ string) (Top, error) {
 	if idx < 0 {
 		return Top{}, fmt.Errorf("the profile has no %q samples (it has %s)", typ, sampleTypes(p))
 	}
-	t := Top{Unit: p.SampleType[idx].Unit}
+	t := Top{Unit: p.SampleType[idx].Unit, handoff: map[string]map[string]int64{}}
 	byName := map[string]*Func{}
 	get := func(name string) *Func {
 		f, ok := byName[name]
@@ -59,6 +63,7 @@ func TopOf(p *profile.Profile, typ string) (Top, error) {
 		}
 		t.Total += v
 		seen := map[string]bool{}
+		var own []string // lethe's functions on the stack, innermost first, once each
 		for i, loc := range s.Location {
 			for j, name := range frameNames(loc) {
 				if i == 0 && j == 0 {
@@ -67,14 +72,28 @@ func TopOf(p *profile.Profile, typ string) (Top, error) {
 				if !seen[name] {
 					seen[name] = true
 					get(name).Cum += v
+					if strings.HasPrefix(name, OwnPrefix) {
+						own = append(own, name)
+					}
 				}
 			}
 		}
+		t.addHandoffs(own, v)
 	}
 	for _, f := range byName {
 		t.Funcs = append(t.Funcs, *f)
 	}
 	return t, nil
+}
+
+func (t *Top) addHandoffs(own []string, v int64) {
+	for i := 1; i < len(own); i++ {
+		outer, inner := own[i], own[i-1]
+		if t.handoff[outer] == nil {
+			t.handoff[outer] = map[string]int64{}
+		}
+		t.handoff[outer][inner] += v
+	}
 }
 
 // frameNames are the functions of one location, innermost first; an
@@ -109,6 +128,37 @@ func (t Top) ByFlat(n int) []Func {
 // prefix ("" for all).
 func (t Top) ByCum(n int, prefix string) []Func {
 	return t.first(n, func(f Func) int64 { return f.Cum }, prefix)
+}
+
+// passThrough is the share of its cum a function must hand to a single
+// function of lethe's own to be left out of OwnByCum.
+const passThrough = 0.9
+
+// OwnByCum is the n functions of lethe's own with the most cum, leaving out
+// the pass-throughs: a function that hands at least 90% of its cum to one
+// other function of lethe's (an HTTP middleware, a goroutine's wrapper) is
+// represented by that one, so the list names where lethe's work divides
+// rather than the chain of wrappers above it.
+func (t Top) OwnByCum(n int) []Func {
+	var out []Func
+	for _, f := range t.ByCum(len(t.Funcs), OwnPrefix) {
+		if !t.passesThrough(f) {
+			out = append(out, f)
+		}
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+func (t Top) passesThrough(f Func) bool {
+	for _, v := range t.handoff[f.Name] {
+		if float64(v) >= passThrough*float64(f.Cum) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t Top) first(n int, key func(Func) int64, prefix string) []Func {
