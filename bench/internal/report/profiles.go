@@ -34,7 +34,7 @@ func profileBlock(b *strings.Builder, r result.Result) {
 	p := r.Profile
 	fmt.Fprintf(b, "\n### %s: %s, %s ([%s](%s))\n\n", r.System, r.Label, payload.Label(r.Payload), p.File, p.File)
 	if p.Seconds > 0 {
-		fmt.Fprintf(b, "- lethe CPU: %.2f s per second (%.1f s over %.0f s); heap in use at the end %.1f MiB; peak RSS %.0f MiB\n",
+		fmt.Fprintf(b, "- lethe CPU: %.2f s per second (%.2f s over %.0f s); heap in use at the end %.1f MiB; peak RSS %.0f MiB\n",
 			p.CPUPerSecond, p.CPUSeconds, p.Seconds, p.HeapInuseMiB, p.PeakRSSMiB)
 		fmt.Fprintf(b, "- hottest by flat: %s\n", funcList(p.TopFlat))
 		fmt.Fprintf(b, "- lethe's own by cum: %s\n", funcList(p.TopOwnCum))

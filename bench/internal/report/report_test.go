@@ -83,7 +83,7 @@ func TestProfilesSection(t *testing.T) {
 			Ceiling: "ceiling/segment-ingest/100", CeilingMicrosPerRow: 1200, CeilingMicrosPerMsg: 12, CeilingMsgsPerRow: 100}}
 	md := Markdown(Meta{Mode: "full"}, results, []int{100}, nil)
 	for _, want := range []string{"## Profiles", "### lethe: push batch 100, 100 B ([profiles/push-b100-p1-100B.txt]",
-		"1.25 s per second (12.5 s over 10 s)", "`runtime.memmove` 12.5 %", "`internal/httpapi.(*Server).push` 40.0 %",
+		"1.25 s per second (12.50 s over 10 s)", "`runtime.memmove` 12.5 %", "`internal/httpapi.(*Server).push` 40.0 %",
 		"5,432 ms of top-level execution in 1,234 calls", "`SELECT lethe.append($1, $2) / x` 3.10 ms mean, 80 %",
 		"`INSERT INTO lethe.txns` (nested) 0.90 ms mean, 30 %",
 		"lethe CPU 25.0 µs a message (2500 µs a request); PostgreSQL 10.9 µs a message (1086 µs a request)",
