@@ -8,6 +8,7 @@ package profiling
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -107,11 +108,11 @@ func (s *Scope) Window(ctx context.Context, key string, expected time.Duration) 
 		return func() {}
 	}
 	rec := &record{key: key, name: FileName(key), database: s.database, pgOn: s.p.stmts != nil}
-	if s.p.stmts != nil {
-		if err := s.p.stmts.reset(ctx); err != nil {
-			rec.problem(err)
-			rec.pgOn = false
-		}
+	if s.p.stmts == nil {
+		rec.problem(errors.New(s.p.pgProblem))
+	} else if err := s.p.stmts.reset(ctx); err != nil {
+		rec.problem(err)
+		rec.pgOn = false
 	}
 	var cpu *cpuCapture
 	if s.pprofURL != "" {
