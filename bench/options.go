@@ -35,6 +35,9 @@ type Options struct {
 	DatabaseURL string // an external PostgreSQL instead of a private one
 	NATSURL     string // an external nats-server
 	Args        []string
+	// Profile records, for every measured window, lethe's CPU and heap
+	// profiles and PostgreSQL's costliest statements (bench/out/profiles).
+	Profile bool
 
 	Plan plan.Plan
 
@@ -62,6 +65,9 @@ func parseFlags(args []string) (Options, error) {
 	fs.StringVar(&o.LetheURL, "lethe-url", "", "measure a lethe already running at this URL (needs -database-url of its database)")
 	fs.StringVar(&o.DatabaseURL, "database-url", "", "use this PostgreSQL (a superuser connection) instead of starting a private one")
 	fs.StringVar(&o.NATSURL, "nats-url", "", "use this nats-server (JetStream on) instead of starting one")
+	fs.BoolVar(&o.Profile, "profile", false, "profile every measured window: lethe's CPU (top 15 by flat and by cum) and heap, "+
+		"PostgreSQL's top statements (pg_stat_statements), into bench/out/profiles and a Profiles section of results.md; "+
+		"the figures then carry the profiler's overhead")
 	o.soakFlags.register(fs, &o.Soak)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -114,6 +120,10 @@ func (o *Options) Validate() error {
 	}
 	if o.LetheURL != "" && o.DatabaseURL == "" {
 		return errors.New("-lethe-url needs -database-url: backlogs are written straight into lethe's database")
+	}
+	if o.Profile && (o.LetheMode != "process" || o.LetheURL != "" || o.Soak > 0) {
+		return errors.New("-profile needs lethe as the bench's own subprocess (-lethe process, no -lethe-url) and no -soak: " +
+			"its CPU profile comes from the pprof address the bench gives it")
 	}
 	o.Plan = plan.Full()
 	if o.Quick {

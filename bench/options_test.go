@@ -29,3 +29,22 @@ func TestScenariosFlag(t *testing.T) {
 		t.Errorf("-scenarios latencyy: %v, want an error listing the scenarios", err)
 	}
 }
+
+// -profile needs lethe as the bench's own subprocess: its CPU profile comes
+// from the pprof address the bench gives it.
+func TestProfileFlag(t *testing.T) {
+	t.Parallel()
+	o, err := parseFlags([]string{"-profile", "-quick"})
+	if err != nil || !o.Profile {
+		t.Fatalf("-profile -quick: %v, profile %v", err, o.Profile)
+	}
+	for _, args := range [][]string{
+		{"-profile", "-lethe", "inprocess"},
+		{"-profile", "-lethe-url", "http://127.0.0.1:1", "-database-url", "postgres://x"},
+		{"-profile", "-soak", "1m"},
+	} {
+		if _, err := parseFlags(args); err == nil || !strings.Contains(err.Error(), "-profile needs lethe as the bench's own subprocess") {
+			t.Errorf("%v: %v, want -profile refused", args, err)
+		}
+	}
+}

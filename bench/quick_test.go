@@ -1,14 +1,20 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/lethe-mq/lethe/bench/internal/lethebench"
+	"github.com/lethe-mq/lethe/bench/internal/profiling"
+	"github.com/lethe-mq/lethe/bench/internal/result"
 )
 
 // quickOptions is -quick with windows short enough that the lethe
@@ -83,6 +89,85 @@ func TestQuickSmoke(t *testing.T) {
 	requireKeys(t, got, want)
 	if _, err := os.Stat(filepath.Join(o.OutDir, "throughput-1KiB.png")); err != nil {
 		t.Errorf("chart not written: %v", err)
+	}
+}
+
+// TestQuickProfile runs -quick -profile on the push scenario at one
+// partition count, with its ceilings: every window must leave a txt with a
+// CPU top and a statement table (lethe's own function in lethe's, the
+// ceiling's INSERT in the ceiling's), a CPU profile pprof can read, and
+// results.json and results.md the profiles and the push cost.
+func TestQuickProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the push scenario and the ceilings with profiles for about half a minute; skipped with -short")
+	}
+	o := quickOptions(t, []int{100}, "ceiling", "lethe")
+	o.Profile, o.Scenarios, o.Plan.PushPartitions = true, []string{"push"}, []int{1}
+	o.Plan.Duration = time.Second // the profile's whole second, so it has samples on a busy machine
+	run(t, o)
+	dir := filepath.Join(o.OutDir, "profiles")
+	for name, want := range map[string][]string{
+		"push-b100-p1-100B.txt":           {"lethe CPU, top 15 by flat", "lethe heap in use", "PostgreSQL, database lethe", "lethe.append"},
+		"push-b1-p1-100B.txt":             {"lethe CPU, top 15 by cum", "PostgreSQL, database lethe", "lethe.append"},
+		"ceiling-segment-ingest-100B.txt": {"PostgreSQL, database bench_raw", "INSERT INTO bench_raw.segments"},
+	} {
+		txt, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("no %s: %v", name, err)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(string(txt), w) {
+				t.Errorf("%s lacks %q:\n%s", name, w, txt)
+			}
+		}
+		if name == "push-b100-p1-100B.txt" && !strings.Contains(string(txt), "%  "+profiling.OwnPrefix) {
+			t.Errorf("%s has no lethe function in its CPU tops:\n%s", name, txt)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "push-b100-p1-100B.cpu.pprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if p, err := profile.Parse(f); err != nil || len(p.Sample) == 0 {
+		t.Errorf("the raw CPU profile: %v", err)
+	}
+	checkProfiledResults(t, o.OutDir, "lethe/push/b100/p1/100")
+}
+
+// checkProfiledResults reads results.json and results.md: the push of key
+// has a profile with its cost beside the ceiling's.
+func checkProfiledResults(t *testing.T, dir, key string) {
+	t.Helper()
+	js, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Results []result.Result }
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var push *result.Result
+	for i := range doc.Results {
+		if doc.Results[i].Key == key {
+			push = &doc.Results[i]
+		}
+	}
+	if push == nil || push.Profile == nil || push.Profile.Cost == nil {
+		t.Fatalf("results.json: %s has no profile with a cost: %+v", key, push)
+	}
+	p, c := push.Profile, push.Profile.Cost
+	if p.CPUSeconds <= 0 || len(p.TopFlat) == 0 || len(p.Statements) == 0 || c.LetheCPUMicrosPerMsg <= 0 ||
+		c.PGExecMicrosPerMsg <= 0 || c.CeilingMicrosPerRow <= 0 || len(p.Problems) > 0 {
+		t.Errorf("results.json: %s's profile %+v, cost %+v: want CPU, tops, statements and costs, no problems", key, p, c)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "## Profiles") || !strings.Contains(string(md), "µs a row of 100 messages") {
+		t.Errorf("results.md has no Profiles section with the ceiling's cost per row")
 	}
 }
 

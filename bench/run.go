@@ -19,6 +19,7 @@ import (
 	"github.com/lethe-mq/lethe/bench/internal/lethebench"
 	"github.com/lethe-mq/lethe/bench/internal/natsbench"
 	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/profiling"
 	"github.com/lethe-mq/lethe/bench/internal/report"
 	"github.com/lethe-mq/lethe/bench/internal/result"
 	"github.com/lethe-mq/lethe/bench/internal/riverbench"
@@ -43,6 +44,7 @@ type runner struct {
 	col      report.Collector
 	failures []string
 	meta     report.Meta
+	prof     *profiling.Profiler // nil without -profile
 }
 
 // Run starts the stack, runs the chosen scenarios and writes the report.
@@ -93,7 +95,11 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 		r.pg = stack.UsePostgres(opts.DatabaseURL)
 	} else {
 		fmt.Fprintln(stderr, "starting a private PostgreSQL")
-		if r.pg, err = stack.StartPostgres(ctx, r.tmp); err != nil {
+		var extra map[string]string
+		if opts.Profile {
+			extra = profiling.ServerSettings()
+		}
+		if r.pg, err = stack.StartPostgresWith(ctx, r.tmp, extra); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -109,6 +115,14 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 		if err := r.pg.EnsureDatabase(ctx, db); err != nil {
 			return nil, err
 		}
+	}
+
+	if opts.Profile {
+		stop, err := r.startProfiler(ctx, outDir)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
 	}
 
 	var lethe *lethebench.Env
@@ -179,6 +193,9 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 		r.meta.Notes = append(r.meta.Notes, "interrupted: the figures are partial")
 	}
 	r.meta.Seconds = time.Since(began).Seconds()
+	if r.prof != nil {
+		r.prof.Attach(results)
+	}
 	written, err := report.Write(outDir, r.meta, results, opts.Plan.Sizes)
 	return &Outcome{Results: results, Written: written, Failures: r.failures}, err
 }
@@ -233,7 +250,7 @@ func (r *runner) startLethe(ctx context.Context, outDir string) (*lethebench.Env
 		if bin, err = stack.BuildLethe(ctx, r.tmp); err != nil {
 			return nil, nil, err
 		}
-		l, err = stack.StartLetheProcess(ctx, bin, dsn, dataDir, filepath.Join(outDir, "lethe.log"), opts.Quick)
+		l, err = stack.StartLetheProcessWith(ctx, bin, dsn, dataDir, filepath.Join(outDir, "lethe.log"), opts.Quick, opts.Profile)
 		r.meta.LetheMemory = "subprocess (go build ./cmd/lethe): VmHWM of its /proc/PID/status, reset before each scenario"
 	}
 	if err != nil {
@@ -248,6 +265,9 @@ func (r *runner) startLethe(ctx context.Context, outDir string) (*lethebench.Env
 		URL: l.URL, Pool: pool, PID: l.PID, Out: r.out, Plan: opts.Plan,
 		Tag: strconv.FormatInt(time.Now().Unix()%100000, 36), Sink: &r.col, Settle: r.settle,
 	}
+	if l.PprofURL != "" {
+		env.Profile = r.prof.Lethe("lethe", l.PprofURL, func() (int64, error) { return stack.PeakRSS(l.PID) })
+	}
 	if opts.LetheMode == "process" && opts.LetheURL == "" {
 		for k, v := range stack.LetheEnv(opts.Quick) {
 			if os.Getenv(k) == "" {
@@ -256,6 +276,24 @@ func (r *runner) startLethe(ctx context.Context, outDir string) (*lethebench.Env
 		}
 	}
 	return env, func() { pool.Close(); l.Stop() }, nil
+}
+
+// startProfiler prepares -profile's recorder: outDir/profiles and
+// pg_stat_statements. PostgreSQL without the extension loaded (an external
+// one) leaves the statement tables out, with a note saying so.
+func (r *runner) startProfiler(ctx context.Context, outDir string) (func(), error) {
+	p, err := profiling.New(ctx, outDir, r.pg.DSN("postgres"))
+	if err != nil {
+		return nil, fmt.Errorf("-profile: %w", err)
+	}
+	r.prof = p
+	r.meta.Notes = append(r.meta.Notes, "profiled (-profile): lethe's CPU profile and pg_stat_statements (track = all) ran during every "+
+		"measured window, so the figures carry their overhead; the profiles are in "+profiling.Dir+"/")
+	if p.Problem() != "" {
+		r.meta.Notes = append(r.meta.Notes, "-profile: no PostgreSQL statements: "+p.Problem())
+		fmt.Fprintln(r.out, "-profile: no PostgreSQL statements:", p.Problem())
+	}
+	return p.Close, nil
 }
 
 func (r *runner) startNATS(ctx context.Context, outDir string) (string, func(), error) {
@@ -274,7 +312,8 @@ func (r *runner) startNATS(ctx context.Context, outDir string) (string, func(), 
 }
 
 func (r *runner) ceiling(ctx context.Context, size int) {
-	env := &ceiling.Env{DSN: r.pg.DSN("bench_raw"), Out: r.out, Plan: r.opts.Plan, Sink: &r.col, Settle: r.settle}
+	env := &ceiling.Env{DSN: r.pg.DSN("bench_raw"), Out: r.out, Plan: r.opts.Plan, Sink: &r.col, Settle: r.settle,
+		Profile: r.prof.Postgres("bench_raw")}
 	label := "ceiling " + payload.Label(size)
 	for _, s := range []struct {
 		name string

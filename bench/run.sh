@@ -6,6 +6,7 @@
 #
 #   bash bench/run.sh            # the full run (about 25 minutes; a quiet machine)
 #   bash bench/run.sh -quick     # every scenario for a second or two
+#   bash bench/run.sh -profile   # the full run, each window profiled (bench/out/profiles)
 #
 # Results: bench/out/results.md, results.json, throughput-*.png.
 set -euo pipefail

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lethe-mq/lethe/bench/internal/payload"
 	"github.com/lethe-mq/lethe/bench/internal/plan"
+	"github.com/lethe-mq/lethe/bench/internal/profiling"
 	"github.com/lethe-mq/lethe/bench/internal/result"
 	"github.com/lethe-mq/lethe/internal/frame"
 )
@@ -31,6 +32,9 @@ type Env struct {
 	Plan   plan.Plan
 	Sink   result.Sink
 	Settle func(ctx context.Context)
+	// Profile records each measured window's statements under -profile;
+	// nil without.
+	Profile *profiling.Scope
 }
 
 const schemaSQL = `
@@ -113,6 +117,15 @@ func segmentBlobs(seed uint64, n, perRow, size int) [][]byte {
 		out[i] = blob
 	}
 	return out
+}
+
+// window is the meter hook that records the statements of the measured
+// window of the result named key under -profile (nil without).
+func (e *Env) window(ctx context.Context, key string) func(time.Duration) func() {
+	if e.Profile == nil {
+		return nil
+	}
+	return func(expected time.Duration) func() { return e.Profile.Window(ctx, key, expected) }
 }
 
 func (e *Env) settle(ctx context.Context) {

@@ -41,6 +41,8 @@ func DeleteSegments(ctx context.Context, env *Env, size int) error {
 	prog := meter.StartProgress(env.Out, "ceiling segment delete "+payload.Label(size), func() string {
 		return fmt.Sprintf("%s of %s frames deleted", meter.Group(deleted.Load()), meter.Group(int64(frames)))
 	})
+	endWindow := env.Profile.Window(ctx, fmt.Sprintf("ceiling/segment-delete/%d", size), 0)
+	defer endWindow() // on an early return; ending twice is harmless
 	began := time.Now()
 	limit := began.Add(env.Plan.SweepLimit)
 	conn, err := pool.Acquire(ctx)
@@ -75,6 +77,7 @@ func DeleteSegments(ctx context.Context, env *Env, size int) error {
 	}
 	elapsed := time.Since(began)
 	prog.Stop()
+	endWindow()
 	r := result.Result{
 		Key: fmt.Sprintf("ceiling/segment-delete/%d", size), System: result.Ceiling, Scenario: "segment-delete",
 		Label:   fmt.Sprintf("raw segment delete: %d-frame rows in batches of %d rows, one connection", perRow, deleteBatch),

@@ -27,9 +27,10 @@ func IngestSegments(ctx context.Context, env *Env, size int) error {
 	blobs := segmentBlobs(uint64(size), 32, framesPerRow, size)
 	next := make([]int64, segmentConns)
 	env.settle(ctx)
+	key := fmt.Sprintf("ceiling/segment-ingest/%d", size)
 	out := meter.Run(ctx, meter.Spec{
 		Name: "ceiling segment ingest " + payload.Label(size), Unit: "msg", Workers: segmentConns,
-		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Latency: true, Out: env.Out,
+		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Latency: true, Out: env.Out, Window: env.window(ctx, key),
 	}, func(ctx context.Context, w int) (int, error) {
 		base := next[w]
 		blob := blobs[int(base/framesPerRow)%len(blobs)]
@@ -43,7 +44,7 @@ func IngestSegments(ctx context.Context, env *Env, size int) error {
 		return framesPerRow, nil
 	})
 	r := result.Result{
-		Key: fmt.Sprintf("ceiling/segment-ingest/%d", size), System: result.Ceiling, Scenario: "segment-ingest",
+		Key: key, System: result.Ceiling, Scenario: "segment-ingest",
 		Label: "raw segment ingest: rows of 100 frames, 8 connections, one row per transaction", Payload: size,
 		Batch: framesPerRow, Clients: segmentConns, Partitions: segmentConns, Unit: "msg/s",
 	}.FromOutcome(out)
@@ -64,9 +65,10 @@ func InsertPerMessage(ctx context.Context, env *Env, size int) error {
 	payloads := payload.Pool(uint64(size)+1, 1024, size)
 	seq := make([]int, insertConns)
 	env.settle(ctx)
+	key := fmt.Sprintf("ceiling/insert/%d", size)
 	out := meter.Run(ctx, meter.Spec{
 		Name: "ceiling INSERT per message " + payload.Label(size), Unit: "msg", Workers: insertConns,
-		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Latency: true, Out: env.Out,
+		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Latency: true, Out: env.Out, Window: env.window(ctx, key),
 	}, func(ctx context.Context, w int) (int, error) {
 		seq[w]++
 		_, err := pool.Exec(ctx, `INSERT INTO bench_raw.messages (partition_id, created_at, payload) VALUES ($1, $2, $3)`,
@@ -77,7 +79,7 @@ func InsertPerMessage(ctx context.Context, env *Env, size int) error {
 		return 1, nil
 	})
 	r := result.Result{
-		Key: fmt.Sprintf("ceiling/insert/%d", size), System: result.Ceiling, Scenario: "insert",
+		Key: key, System: result.Ceiling, Scenario: "insert",
 		Label: "raw one INSERT per message, 64 connections, one transaction each", Payload: size,
 		Batch: 1, Clients: insertConns, Unit: "msg/s",
 	}.FromOutcome(out)
@@ -100,6 +102,8 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 	var rec meter.Recorder
 	env.settle(ctx)
 	measureFrom := time.Now().Add(env.Plan.Warmup)
+	key := fmt.Sprintf("ceiling/insert-latency/%d", size)
+	endWindow := env.Profile.WindowFrom(ctx, key, measureFrom, env.Plan.LatencyDuration)
 	var errs, k atomic.Int64
 	var first atomic.Pointer[string]
 	prog := meter.StartProgress(env.Out, "ceiling INSERT latency "+payload.Label(size), func() string {
@@ -122,13 +126,14 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 		}
 	})
 	prog.Stop()
+	endWindow()
 	s := rec.Summary()
 	firstErr := ""
 	if p := first.Load(); p != nil {
 		firstErr = *p
 	}
 	env.Sink.Add(result.Result{
-		Key: fmt.Sprintf("ceiling/insert-latency/%d", size), System: result.Ceiling, Scenario: "insert-latency",
+		Key: key, System: result.Ceiling, Scenario: "insert-latency",
 		Label:   fmt.Sprintf("raw INSERT + commit latency at %d msg/s", env.Plan.LatencyRate),
 		Payload: size, Batch: 1, Clients: senders, Unit: "ms", Value: s.P50, Latency: &s,
 		Count: int64(s.Count), Seconds: env.Plan.LatencyDuration.Seconds(), Errors: errs.Load(), FirstError: firstErr,

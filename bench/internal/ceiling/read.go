@@ -39,6 +39,7 @@ func ReadSegments(ctx context.Context, env *Env, size int) error {
 	out := meter.Run(ctx, meter.Spec{
 		Name: "ceiling segment read " + payload.Label(size), Unit: "msg", Workers: readConns,
 		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Out: env.Out,
+		Window: env.window(ctx, fmt.Sprintf("ceiling/segment-read/%d", size)),
 	}, func(ctx context.Context, w int) (int, error) {
 		base := (next[w] % rows[w]) * framesPerRow // wraps around when every row was read
 		var blob []byte

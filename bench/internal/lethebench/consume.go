@@ -59,7 +59,7 @@ func drain(ctx context.Context, env *Env, bl backlog, groups int) error {
 	out := meter.Run(ctx, meter.Spec{
 		Name: fmt.Sprintf("lethe %s %s", scenarioShort(groups), payload.Label(size)),
 		Unit: "msg", Workers: workers, Duration: env.Plan.DrainLimit,
-		Total: int64(groups * bl.Frames), Out: env.Out,
+		Total: int64(groups * bl.Frames), Out: env.Out, Window: env.window(ctx, key),
 	}, func(ctx context.Context, w int) (int, error) {
 		group := names[w%groups]
 		msgs, err := c.pop(ctx, bl.Queue, group, consumeBatch, 0, false)

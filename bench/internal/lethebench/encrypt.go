@@ -63,9 +63,11 @@ func encryptedPush(ctx context.Context, env *Env, c *client, queue, mode string,
 	}
 	env.settle(ctx)
 	seq := make([]int, encClients)
+	key := fmt.Sprintf("lethe/encrypt-push/%s/%d", mode, size)
 	out := meter.Run(ctx, meter.Spec{
 		Name: fmt.Sprintf("lethe push encryption %s %s", mode, payload.Label(size)),
 		Unit: "msg", Workers: encClients, Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Out: env.Out,
+		Window: env.window(ctx, key),
 	}, func(ctx context.Context, w int) (int, error) {
 		k := seq[w]
 		seq[w]++
@@ -75,7 +77,7 @@ func encryptedPush(ctx context.Context, env *Env, c *client, queue, mode string,
 		return encBatch, nil
 	})
 	r := result.Result{
-		Key:    fmt.Sprintf("lethe/encrypt-push/%s/%d", mode, size),
+		Key:    key,
 		System: result.Lethe, Scenario: "encrypt-push", Label: fmt.Sprintf("push batch %d, %d clients, encryption %s", encBatch, encClients, mode),
 		Payload: size, Batch: encBatch, Clients: encClients, Partitions: encPartitions, Unit: "msg/s",
 		Ceiling: CeilingKeyForBatch(encBatch, size),
@@ -88,9 +90,11 @@ func encryptedPush(ctx context.Context, env *Env, c *client, queue, mode string,
 // encryptedDrain pops and acks what the push wrote, in one group.
 func encryptedDrain(ctx context.Context, env *Env, c *client, queue, mode string, size int, total int64) result.Result {
 	env.settle(ctx)
+	key := fmt.Sprintf("lethe/encrypt-pop-ack/%s/%d", mode, size)
 	out := meter.Run(ctx, meter.Spec{
 		Name: fmt.Sprintf("lethe pop+ack encryption %s %s", mode, payload.Label(size)),
 		Unit: "msg", Workers: encClients, Duration: env.Plan.DrainLimit, Total: total, Out: env.Out,
+		Window: env.window(ctx, key),
 	}, func(ctx context.Context, w int) (int, error) {
 		msgs, err := c.pop(ctx, queue, "enc", consumeBatch, 0, false)
 		if err != nil {
@@ -103,7 +107,7 @@ func encryptedDrain(ctx context.Context, env *Env, c *client, queue, mode string
 		return len(msgs), c.ack(ctx, "enc", msgs)
 	})
 	r := result.Result{
-		Key:    fmt.Sprintf("lethe/encrypt-pop-ack/%s/%d", mode, size),
+		Key:    key,
 		System: result.Lethe, Scenario: "encrypt-pop-ack", Label: fmt.Sprintf("pop+ack, %d consumers, encryption %s", encClients, mode),
 		Payload: size, Batch: consumeBatch, Clients: encClients, Partitions: encPartitions, Groups: 1, Unit: "msg/s",
 		Ceiling: fmt.Sprintf("ceiling/segment-read/%d", size),

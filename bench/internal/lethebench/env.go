@@ -8,10 +8,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/bench/internal/plan"
+	"github.com/lethe-mq/lethe/bench/internal/profiling"
 	"github.com/lethe-mq/lethe/bench/internal/result"
 	"github.com/lethe-mq/lethe/bench/internal/stack"
 )
@@ -28,6 +30,17 @@ type Env struct {
 	// Settle runs before each scenario (a CHECKPOINT), so no scenario pays
 	// for the previous one's writes.
 	Settle func(ctx context.Context)
+	// Profile records each measured window under -profile; nil without.
+	Profile *profiling.Scope
+}
+
+// window is the meter hook that profiles the measured window of the
+// result named key under -profile (nil without: nothing is recorded).
+func (e *Env) window(ctx context.Context, key string) func(time.Duration) func() {
+	if e.Profile == nil {
+		return nil
+	}
+	return func(expected time.Duration) func() { return e.Profile.Window(ctx, key, expected) }
 }
 
 func (e *Env) settle(ctx context.Context) {

@@ -80,6 +80,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 		}()
 	}
 
+	endWindow := env.Profile.WindowFrom(ctx, fmt.Sprintf("lethe/e2e/%d", size), measureFrom, env.Plan.LatencyDuration)
 	name := fmt.Sprintf("lethe e2e latency %d msg/s %s", env.Plan.LatencyRate, payload.Label(size))
 	prog := meter.StartProgress(env.Out, name, func() string {
 		s := e2e.Summary()
@@ -110,6 +111,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 	stopConsumers()
 	wg.Wait()
 	prog.Stop()
+	endWindow()
 
 	s, p := e2e.Summary(), pushRTT.Summary()
 	peak := env.peakMiB()

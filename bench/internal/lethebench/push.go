@@ -64,7 +64,7 @@ func Push(ctx context.Context, env *Env, s PushShape, size int) error {
 	out := meter.Run(ctx, meter.Spec{
 		Name: fmt.Sprintf("lethe push b%d c%d p%d %s", s.Batch, s.Clients, s.Partitions, payload.Label(size)),
 		Unit: "msg", Workers: s.Clients, Warmup: env.Plan.Warmup, Duration: env.Plan.Duration,
-		Latency: true, Out: env.Out,
+		Latency: true, Out: env.Out, Window: env.window(ctx, r.Key),
 	}, func(ctx context.Context, w int) (int, error) {
 		k := seq[w]
 		seq[w]++

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lethe-mq/lethe/bench/internal/meter"
 	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/profiling"
 	"github.com/lethe-mq/lethe/bench/internal/result"
 	"github.com/lethe-mq/lethe/internal/config"
 )
@@ -113,6 +114,10 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 		return err
 	}
 	phase.Store(phaseWaiting)
+	// The window -profile records: from retention enabled to the sweep
+	// done, under the push load.
+	endWindow := env.Profile.Window(ctx, r.Key, 0)
+	defer endWindow() // on an early return; ending twice is harmless
 	began := time.Now()
 	if err := c.configure(ctx, bl.Queue, map[string]any{"retentionEnabled": true, "retentionSeconds": 3600}); err != nil {
 		return fmt.Errorf("sweep: enable retention on %s: %w", bl.Queue, err)
@@ -158,6 +163,7 @@ func Sweep(ctx context.Context, env *Env, size int) error {
 	prog.Stop()
 	stopLoad()
 	<-loadDone
+	endWindow()
 
 	end := finished
 	if end.IsZero() {
@@ -207,7 +213,7 @@ func maxBusy() string {
 // framesLeft counts the backlog's frames still stored.
 func framesLeft(ctx context.Context, env *Env, pids []uuid.UUID) (int64, error) {
 	var n int64
-	err := env.Pool.QueryRow(ctx, `SELECT coalesce(sum(frame_count), 0) FROM lethe.segments WHERE partition_id = ANY($1)`, pids).Scan(&n)
+	err := env.Pool.QueryRow(ctx, `SELECT `+profiling.NotProfiled+` coalesce(sum(frame_count), 0) FROM lethe.segments WHERE partition_id = ANY($1)`, pids).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sweep: count frames left: %w", err)
 	}

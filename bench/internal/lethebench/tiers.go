@@ -45,7 +45,7 @@ func TierDrop(ctx context.Context, env *Env, size int) error {
 	r := result.Result{Key: fmt.Sprintf("lethe/tier-drop/%d", size), System: result.Lethe, Scenario: "tier-drop",
 		Label: fmt.Sprintf("tier check dropping a 1w partition of %s frames (%s)", meter.Group(int64(frames)),
 			humanBytes(int64(frames)*int64(size))), Payload: size, Partitions: bl.Partitions, Unit: "s"}
-	run, secs, base, during, err := duringRun(ctx, env, size, "tier drop")
+	run, secs, base, during, err := duringRun(ctx, env, size, "tier drop", fmt.Sprintf("lethe/tier-drop/%d", size))
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func HeldMove(ctx context.Context, env *Env, size int) error {
 	if _, err := bl.write(ctx, env); err != nil {
 		return err
 	}
-	run, secs, base, during, err := duringRun(ctx, env, size, "held move")
+	run, secs, base, during, err := duringRun(ctx, env, size, "held move", fmt.Sprintf("lethe/held-move/%d", size))
 	if err != nil {
 		return err
 	}
@@ -108,8 +108,9 @@ func popHeld(ctx context.Context, env *Env, bl backlog, size int) error {
 		}
 	}
 	total := bl.Frames + live
+	key := fmt.Sprintf("lethe/pop-held/%d", size)
 	out := meter.Run(ctx, meter.Spec{Name: "lethe pop held " + payload.Label(size), Unit: "msg", Workers: 4,
-		Duration: env.Plan.DrainLimit, Total: int64(total), Out: env.Out},
+		Duration: env.Plan.DrainLimit, Total: int64(total), Out: env.Out, Window: env.window(ctx, key)},
 		func(ctx context.Context, _ int) (int, error) {
 			msgs, err := c.pop(ctx, bl.Queue, "a", consumeBatch, 0, false)
 			if err != nil || len(msgs) == 0 {
@@ -118,7 +119,7 @@ func popHeld(ctx context.Context, env *Env, bl backlog, size int) error {
 			}
 			return len(msgs), c.ack(ctx, "a", msgs)
 		})
-	r := result.Result{Key: fmt.Sprintf("lethe/pop-held/%d", size), System: result.Lethe, Scenario: "pop-held",
+	r := result.Result{Key: key, System: result.Lethe, Scenario: "pop-held",
 		Label:   fmt.Sprintf("pop+ack over %s held and %s live frames", meter.Group(int64(bl.Frames)), meter.Group(int64(live))),
 		Payload: size, Partitions: bl.Partitions, Batch: consumeBatch, Clients: 4, Unit: "msg/s",
 		Ceiling: fmt.Sprintf("ceiling/segment-read/%d", size)}.FromOutcome(out)
@@ -129,8 +130,9 @@ func popHeld(ctx context.Context, env *Env, bl backlog, size int) error {
 
 // duringRun measures push latency idle for Plan.SweepBaseline, then runs
 // one full retention cycle under the same load and answers it, its
-// duration and both latency distributions.
-func duringRun(ctx context.Context, env *Env, size int, what string) (run fullRun, secs float64, base, during meter.Summary, err error) {
+// duration and both latency distributions. The cycle is the window -profile
+// records as the result named key.
+func duringRun(ctx context.Context, env *Env, size int, what, key string) (run fullRun, secs float64, base, during meter.Summary, err error) {
 	loadQueue := env.name("tierload-%d", size)
 	c := newClient(env.URL, sweepLoadSenders+1)
 	defer c.close()
@@ -162,6 +164,7 @@ func duringRun(ctx context.Context, env *Env, size int, what string) (run fullRu
 		})
 	}()
 	meter.Sleep(ctx, env.Plan.SweepBaseline)
+	endWindow := env.Profile.Window(ctx, key, 0)
 	running.Store(true)
 	began := time.Now()
 	var raw json.RawMessage
@@ -170,6 +173,7 @@ func duringRun(ctx context.Context, env *Env, size int, what string) (run fullRu
 	running.Store(false)
 	stop()
 	<-done
+	endWindow()
 	if err != nil {
 		return run, secs, base, during, fmt.Errorf("%s: run the tier check (does lethe run with LETHE_TEST_CLOCK=1?): %w", what, err)
 	}

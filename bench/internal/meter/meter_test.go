@@ -82,3 +82,37 @@ func TestGroup(t *testing.T) {
 		}
 	}
 }
+
+// The Window hook brackets the measured window: opened after the warmup
+// with the window's length (0 for a drain), ended once the workers stopped.
+func TestRunWindowHook(t *testing.T) {
+	var calls, atOpen, atEnd atomic.Int64
+	var opened, ended atomic.Int32
+	var expected atomic.Int64
+	spec := Spec{Name: "t", Workers: 2, Warmup: 100 * time.Millisecond, Duration: 200 * time.Millisecond, Out: io.Discard,
+		Window: func(d time.Duration) func() {
+			opened.Add(1)
+			expected.Store(int64(d))
+			atOpen.Store(calls.Load())
+			return func() { ended.Add(1); atEnd.Store(calls.Load()) }
+		}}
+	Run(context.Background(), spec, func(ctx context.Context, _ int) (int, error) {
+		calls.Add(1)
+		Sleep(ctx, time.Millisecond)
+		return 1, nil
+	})
+	if opened.Load() != 1 || ended.Load() != 1 || time.Duration(expected.Load()) != 200*time.Millisecond {
+		t.Fatalf("opened %d, ended %d times, expected %s: want once each, with the window's 200ms",
+			opened.Load(), ended.Load(), time.Duration(expected.Load()))
+	}
+	if atOpen.Load() == 0 || atEnd.Load() != calls.Load() {
+		t.Fatalf("%d calls before the window opened, %d of %d when it ended: want the warmup's before, every call before the end",
+			atOpen.Load(), atEnd.Load(), calls.Load())
+	}
+	spec.Warmup, spec.Total = 0, 10
+	opened.Store(0)
+	Run(context.Background(), spec, func(ctx context.Context, _ int) (int, error) { return 1, nil })
+	if opened.Load() != 1 || expected.Load() != 0 {
+		t.Fatalf("a drain opened %d windows expecting %s: want one of unknown length (0)", opened.Load(), time.Duration(expected.Load()))
+	}
+}

@@ -22,6 +22,11 @@ type Spec struct {
 	// Latency records every op's duration during the measured window.
 	Latency bool
 	Out     io.Writer
+	// Window, when set, is called as the measured window opens, with the
+	// window's expected length (0 when it ends on Total), and the function
+	// it returns once the window has closed and the workers have stopped:
+	// the hook -profile records a window with.
+	Window func(expected time.Duration) (end func())
 }
 
 // Op does one unit of work for worker w and reports how many items it
@@ -54,7 +59,14 @@ func Run(ctx context.Context, spec Spec, op Op) Outcome {
 		drainOnce   sync.Once
 		wg          sync.WaitGroup
 	)
+	endWindow := func() {}
+	openWindow := func() {
+		if spec.Window != nil {
+			endWindow = spec.Window(spec.expected())
+		}
+	}
 	if spec.Warmup <= 0 {
+		openWindow()
 		measuring.Store(true)
 	}
 	for w := range spec.Workers {
@@ -109,6 +121,7 @@ loop:
 			break loop
 		case <-warmTimer.C:
 			if !measuring.Load() {
+				openWindow()
 				measureStart, lastT = time.Now(), time.Now()
 				endTimer.Reset(spec.Duration)
 				measuring.Store(true)
@@ -138,6 +151,7 @@ loop:
 	}
 	cancel()
 	wg.Wait()
+	endWindow()
 	out.Items = items.Load()
 	out.Elapsed = stopped.Sub(measureStart)
 	if out.Elapsed > 0 {
@@ -151,4 +165,13 @@ loop:
 	fmt.Fprintf(spec.Out, "%-44s done: %s %s/s over %.1fs (%s %s, %d errors)\n",
 		spec.Name, Group(int64(out.Rate)), spec.Unit, out.Elapsed.Seconds(), Group(out.Items), spec.Unit, out.Errors)
 	return out
+}
+
+// expected is how long the measured window should last: Duration, or
+// unknown (0) when it ends as soon as Total items are done.
+func (s Spec) expected() time.Duration {
+	if s.Total > 0 {
+		return 0
+	}
+	return s.Duration
 }

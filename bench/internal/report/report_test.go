@@ -67,3 +67,29 @@ func TestWriteReport(t *testing.T) {
 		t.Errorf("chart missing or empty: %v", err)
 	}
 }
+
+func TestProfilesSection(t *testing.T) {
+	results := sample()
+	if s := Profiles(results); s != "" {
+		t.Fatalf("a run without -profile has a Profiles section:\n%s", s)
+	}
+	results[3].Profile = &result.Profile{File: "profiles/push-b100-p1-100B.txt", Seconds: 10, CPUSeconds: 12.5, CPUPerSecond: 1.25,
+		TopFlat:   []result.ProfileFunc{{Name: "runtime.memmove", Percent: 12.5}},
+		TopOwnCum: []result.ProfileFunc{{Name: "internal/httpapi.(*Server).push", Percent: 40}},
+		PGExecMs:  5432, PGCalls: 1234,
+		Statements: []result.ProfileStatement{{Query: "SELECT lethe.append($1, $2) | x", TopLevel: true, MeanMs: 3.1, Share: 80},
+			{Query: "INSERT INTO lethe.txns", MeanMs: 0.9, Share: 30}},
+		Cost: &result.PushCost{LetheCPUMicrosPerMsg: 25, LetheCPUMicrosPerReq: 2500, PGExecMicrosPerMsg: 10.9, PGExecMicrosPerReq: 1086,
+			Ceiling: "ceiling/segment-ingest/100", CeilingMicrosPerRow: 1200, CeilingMicrosPerMsg: 12, CeilingMsgsPerRow: 100}}
+	md := Markdown(Meta{Mode: "full"}, results, []int{100}, nil)
+	for _, want := range []string{"## Profiles", "### lethe: push batch 100, 100 B ([profiles/push-b100-p1-100B.txt]",
+		"1.25 s per second (12.50 s over 10 s)", "`runtime.memmove` 12.5 %", "`internal/httpapi.(*Server).push` 40.0 %",
+		"5,432 ms of top-level execution in 1,234 calls", "`SELECT lethe.append($1, $2) / x` 3.10 ms mean, 80 %",
+		"`INSERT INTO lethe.txns` (nested) 0.90 ms mean, 30 %",
+		"lethe CPU 25.0 µs a message (2500 µs a request); PostgreSQL 10.9 µs a message (1086 µs a request)",
+		"the ceiling (segment ingest) 1200.0 µs a row of 100 messages, 12.00 µs a message"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results.md lacks %q", want)
+		}
+	}
+}

@@ -106,6 +106,7 @@ func Markdown(meta Meta, results []result.Result, sizes []int, charts []string) 
 	for _, c := range charts {
 		fmt.Fprintf(&b, "\n![%s](%s)\n", c, c)
 	}
+	b.WriteString(Profiles(results))
 	return b.String()
 }
 

@@ -47,6 +47,8 @@ type Result struct {
 	PeakRSSMiB float64        `json:"lethe_peak_rss_mib,omitempty"`
 	Notes      string         `json:"notes,omitempty"`
 	Skipped    string         `json:"skipped,omitempty"` // why the figure is missing
+	// Profile is set by -profile for the figures whose window was profiled.
+	Profile *Profile `json:"profile,omitempty"`
 }
 
 // FromOutcome fills the measured fields from a meter outcome.

@@ -25,6 +25,9 @@ import (
 // Lethe is a running lethe server.
 type Lethe struct {
 	URL string
+	// PprofURL is where the subprocess serves Go's profiler
+	// (LETHE_PPROF_ADDR), when it was started with one.
+	PprofURL string
 	// PID is the process whose memory is lethe's: the subprocess, or this
 	// process when lethe runs in-process (then the load generator's memory
 	// is counted too). Zero when the server is external.
@@ -99,9 +102,25 @@ func ModuleRoot(ctx context.Context) (string, error) {
 // with its local files in dataDir, logging to logPath, and waits until
 // /health answers.
 func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string, quick bool) (*Lethe, error) {
+	return StartLetheProcessWith(ctx, bin, dsn, dataDir, logPath, quick, false)
+}
+
+// StartLetheProcessWith is StartLetheProcess that, when pprof is set, has
+// the server serve Go's profiler on another free loopback port
+// (LETHE_PPROF_ADDR, overriding one in the environment): -profile's CPU and
+// heap profiles come from there.
+func StartLetheProcessWith(ctx context.Context, bin, dsn, dataDir, logPath string, quick, pprof bool) (*Lethe, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
+	}
+	pprofAddr := ""
+	if pprof {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		pprofAddr = fmt.Sprintf("127.0.0.1:%d", p)
 	}
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -111,9 +130,13 @@ func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string, q
 		"--database-url", dsn, "--data-dir", dataDir)
 	// The load generator sends no token, so the server must not ask for one.
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LETHE_AUTH_TOKEN=") && !strings.HasPrefix(kv, "LETHE_OPERATOR_TOKEN=") {
+		if !strings.HasPrefix(kv, "LETHE_AUTH_TOKEN=") && !strings.HasPrefix(kv, "LETHE_OPERATOR_TOKEN=") &&
+			(pprofAddr == "" || !strings.HasPrefix(kv, "LETHE_PPROF_ADDR=")) {
 			cmd.Env = append(cmd.Env, kv)
 		}
+	}
+	if pprofAddr != "" {
+		cmd.Env = append(cmd.Env, "LETHE_PPROF_ADDR="+pprofAddr)
 	}
 	for k, v := range LetheEnv(quick) {
 		if os.Getenv(k) == "" {
@@ -127,6 +150,9 @@ func StartLetheProcess(ctx context.Context, bin, dsn, dataDir, logPath string, q
 		return nil, fmt.Errorf("start lethe: %w", err)
 	}
 	l := &Lethe{URL: fmt.Sprintf("http://127.0.0.1:%d", port), PID: cmd.Process.Pid, cmd: cmd, logFile: logFile, exited: make(chan struct{})}
+	if pprofAddr != "" {
+		l.PprofURL = "http://" + pprofAddr
+	}
 	go func() {
 		_ = cmd.Wait()
 		close(l.exited)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"strings"
 
@@ -29,6 +30,12 @@ type Postgres struct {
 // queue's WAL and autovacuum settings), allowing enough connections for
 // 64 clients plus lethe's pool.
 func StartPostgres(ctx context.Context, tmpDir string) (*Postgres, error) {
+	return StartPostgresWith(ctx, tmpDir, nil)
+}
+
+// StartPostgresWith is StartPostgres with extra server settings (-profile
+// loads pg_stat_statements).
+func StartPostgresWith(ctx context.Context, tmpDir string, extra map[string]string) (*Postgres, error) {
 	dir, err := os.MkdirTemp(tmpDir, "pg-")
 	if err != nil {
 		return nil, err
@@ -39,8 +46,9 @@ func StartPostgres(ctx context.Context, tmpDir string) (*Postgres, error) {
 		return nil, err
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c, err := pgembed.Start(ctx, pgembed.Config{DataDir: dir, Logger: quiet,
-		Settings: map[string]string{"max_connections": "300"}})
+	settings := map[string]string{"max_connections": "300"}
+	maps.Copy(settings, extra)
+	c, err := pgembed.Start(ctx, pgembed.Config{DataDir: dir, Logger: quiet, Settings: settings})
 	if err != nil {
 		return nil, fmt.Errorf("start the private PostgreSQL: %w", err)
 	}
