@@ -74,14 +74,14 @@ func TestQuickSmoke(t *testing.T) {
 	got := run(t, o)
 	var want []string
 	for _, size := range o.Sizes {
-		for _, c := range []string{"segment-ingest", "segment-read", "insert", "insert-latency", "segment-delete"} {
+		for _, c := range []string{"segment-ingest", "segment-read", "insert", "insert-latency", "segment-delete", "table-drop", "segment-move"} {
 			want = append(want, fmt.Sprintf("ceiling/%s/%d", c, size))
 		}
 		for _, s := range lethebench.PushShapes(o.Plan.PushPartitions) {
 			want = append(want, fmt.Sprintf("lethe/push/b%d/p%d/%d", s.Batch, s.Partitions, size))
 		}
 		for _, k := range []string{"pop-ack", "fanout/g5", "fanout/g10", "e2e", "push-latency", "sweep", "memory",
-			"tier-drop", "held-move", "pop-held",
+			"tier-drop", "held-move", "held-move-work", "pop-held",
 			"encrypt-push/off", "encrypt-push/on", "encrypt-pop-ack/off", "encrypt-pop-ack/on"} {
 			want = append(want, fmt.Sprintf("lethe/%s/%d", k, size))
 		}

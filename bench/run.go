@@ -325,6 +325,8 @@ func (r *runner) ceiling(ctx context.Context, size int) {
 		{"INSERT per message", ceiling.InsertPerMessage},
 		{"INSERT latency", ceiling.InsertLatency},
 		{"segment delete", ceiling.DeleteSegments},
+		{"table drop", ceiling.DropTable},
+		{"segment move", ceiling.MoveSegments},
 	} {
 		r.step(ctx, label+" "+s.name, func() error { return s.f(ctx, env, size) })
 	}

@@ -96,11 +96,11 @@ func (s *Service) settleChange(ctx context.Context, conn *pgx.Conn, pid uuid.UUI
 	from := int64(0)
 	for n := 0; ; n++ {
 		var st store.Settled
-		err := s.step(ctx, PhaseChanges, n, func(sctx context.Context) error {
+		err := s.step(ctx, PhaseChanges, n, timed(&res.SettleWork, func(sctx context.Context) error {
 			var err error
 			st, err = store.SettleStep(sctx, conn, pid, "", outside, from, s.cfg.BatchSize, now)
 			return err
-		})
+		}))
 		if err != nil {
 			return err
 		}

@@ -95,6 +95,13 @@ type CycleResult struct {
 	// Failures are the steps that failed while the cycle went on.
 	Failures []StepFailure
 	Elapsed  time.Duration
+	// LeafDrops says what each dropped leaf held and cost, in drop order
+	// (LeavesDropped counts them).
+	LeafDrops []LeafDrop
+	// SettleWork is the time the settle steps (tier check and tier
+	// changes: moves into a tier and to the held area) worked, the duty
+	// cycle's rests excluded.
+	SettleWork time.Duration
 }
 
 // StepFailure is a step that failed: the phase, the partition (empty for

@@ -51,29 +51,37 @@ func (s *Service) sidecarPhase(ctx context.Context, conn *pgx.Conn, now time.Tim
 
 // dropSidecarLeaf drops a leaf of the hash sidecar older than every
 // queue's window (or finishes the drop a crash interrupted). The cycle's
-// retention_runs row and its log line count the hashes it held.
+// retention_runs row and its log line count the hashes it held; its
+// LeafDrops entry times the count (as the audit), the detach and the drop.
 func (s *Service) dropSidecarLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, res *CycleResult) error {
+	d := LeafDrop{Leaf: l.Name, Tier: l.Tier, Started: time.Now()}
 	var hashes int64
 	if l.State == store.LeafAttached {
-		err := s.step(ctx, PhaseTxns, 0, func(sctx context.Context) error {
+		err := s.step(ctx, PhaseTxns, 0, timed(&d.Audit, func(sctx context.Context) error {
 			var err error
 			hashes, err = store.LeafHashes(sctx, conn, l.Name)
 			return err
-		})
+		}))
 		if err != nil {
 			return err
 		}
 	}
-	if err := s.step(ctx, PhaseTxns, 0, func(sctx context.Context) error { return store.DetachLeaf(sctx, conn, l.Name) }); err != nil {
+	if err := s.step(ctx, PhaseTxns, 0, timed(&d.Detach, func(sctx context.Context) error {
+		return store.DetachLeaf(sctx, conn, l.Name)
+	})); err != nil {
 		return err
 	}
-	if err := s.step(ctx, PhaseTxns, 0, func(sctx context.Context) error { return store.DropLeaf(sctx, conn, l.Name) }); err != nil {
+	if err := s.step(ctx, PhaseTxns, 0, timed(&d.Drop, func(sctx context.Context) error {
+		var err error
+		d.Bytes, err = store.DropLeaf(sctx, conn, l.Name)
+		d.Ended = time.Now()
+		return err
+	})); err != nil {
 		return err
 	}
 	res.TxnsPurged += hashes
-	res.LeavesDropped++
 	s.metrics.txnsPurged.Add(float64(hashes))
-	s.metrics.leavesDropped.WithLabelValues(l.Tier).Inc()
+	s.leafDropped(res, d)
 	return nil
 }
 

@@ -109,11 +109,11 @@ func (s *Service) settlePartition(ctx context.Context, conn *pgx.Conn, pid uuid.
 	}
 	for n := 0; ; n++ {
 		var st store.Settled
-		err := s.step(ctx, PhaseTiers, n, func(sctx context.Context) error {
+		err := s.step(ctx, PhaseTiers, n, timed(&res.SettleWork, func(sctx context.Context) error {
 			var err error
 			st, err = store.SettleStep(sctx, conn, pid, l.Name, nil, from, s.cfg.BatchSize, now)
 			return err
-		})
+		}))
 		if err != nil {
 			return fmt.Errorf("settle partition %s: %w", pid, err)
 		}
@@ -129,8 +129,12 @@ func (s *Service) settlePartition(ctx context.Context, conn *pgx.Conn, pid uuid.
 // parent), writes per lethe partition the audit row of what goes with it
 // (purging dead letters of quarantined: purge queues, moving low
 // watermarks), and drops it. Every part resumes where a crash stopped it.
+// The result's LeafDrops and the log line say what each part cost.
 func (s *Service) dropLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, now time.Time, res *CycleResult) error {
-	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return store.DetachLeaf(sctx, conn, l.Name) }); err != nil {
+	d := LeafDrop{Leaf: l.Name, Tier: l.Tier, Started: time.Now()}
+	if err := s.step(ctx, PhaseTiers, 0, timed(&d.Detach, func(sctx context.Context) error {
+		return store.DetachLeaf(sctx, conn, l.Name)
+	})); err != nil {
 		return err
 	}
 	rule := store.RuleTierDrop
@@ -141,45 +145,59 @@ func (s *Service) dropLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, no
 	if l.AuditedThrough != nil {
 		after = *l.AuditedThrough
 	}
-	if err := s.auditLeaf(ctx, conn, l.Name, rule, after, now, res); err != nil {
+	if err := s.auditLeaf(ctx, conn, leafAudit{leaf: l.Name, rule: rule, now: now, work: &d.Audit}, after, res); err != nil {
 		return err
 	}
-	if err := s.step(ctx, PhaseTiers, 0, func(sctx context.Context) error { return store.DropLeaf(sctx, conn, l.Name) }); err != nil {
+	if err := s.step(ctx, PhaseTiers, 0, timed(&d.Drop, func(sctx context.Context) error {
+		var err error
+		d.Bytes, err = store.DropLeaf(sctx, conn, l.Name)
+		d.Ended = time.Now()
+		return err
+	})); err != nil {
 		return err
 	}
-	res.LeavesDropped++
-	s.metrics.leavesDropped.WithLabelValues(l.Tier).Inc()
-	s.cfg.Logger.Info("retention leaf dropped", "leaf", l.Name, "tier", l.Tier)
+	s.leafDropped(res, d)
 	return nil
 }
 
+// leafAudit is one detached leaf's audit: its name, the rule of its rows,
+// the cycle's now, and where the steps' work time adds up.
+type leafAudit struct {
+	leaf string
+	rule string
+	now  time.Time
+	work *time.Duration
+}
+
 // auditLeaf runs the per-partition drop steps of a detached leaf.
-func (s *Service) auditLeaf(ctx context.Context, conn *pgx.Conn, leaf, rule string, after uuid.UUID, now time.Time, res *CycleResult) error {
+func (s *Service) auditLeaf(ctx context.Context, conn *pgx.Conn, a leafAudit, after uuid.UUID, res *CycleResult) error {
 	return s.inBatches(ctx, PhaseTiers, after, func(sctx context.Context, from uuid.UUID) ([]uuid.UUID, error) {
-		return store.LeafPartitions(sctx, conn, leaf, from, s.cfg.BatchSize)
+		began := time.Now()
+		defer func() { *a.work += time.Since(began) }()
+		return store.LeafPartitions(sctx, conn, a.leaf, from, s.cfg.BatchSize)
 	}, func(pid uuid.UUID) error {
-		return s.dropPartition(ctx, conn, leaf, pid, rule, now, res)
+		return s.dropPartition(ctx, conn, a, pid, res)
 	})
 }
 
-func (s *Service) dropPartition(ctx context.Context, conn *pgx.Conn, leaf string, pid uuid.UUID, rule string, now time.Time, res *CycleResult) error {
+func (s *Service) dropPartition(ctx context.Context, conn *pgx.Conn, a leafAudit, pid uuid.UUID, res *CycleResult) error {
 	for n := 0; ; n++ {
 		var d store.Dropped
-		err := s.step(ctx, PhaseTiers, n, func(sctx context.Context) error {
+		err := s.step(ctx, PhaseTiers, n, timed(a.work, func(sctx context.Context) error {
 			var err error
-			d, err = store.DropPartitionStep(sctx, conn, leaf, pid, rule, s.cfg.BatchSize, now)
+			d, err = store.DropPartitionStep(sctx, conn, a.leaf, pid, a.rule, s.cfg.BatchSize, a.now)
 			return err
-		})
+		}))
 		if err != nil {
 			return err
 		}
 		res.QuarantinePurged += d.DeadLetters
-		a := Amount{Segments: d.Segments, Frames: d.Frames, Bytes: d.Bytes}
-		if total := res.amount(rule); total != nil {
-			total.add(a)
+		amount := Amount{Segments: d.Segments, Frames: d.Frames, Bytes: d.Bytes}
+		if total := res.amount(a.rule); total != nil {
+			total.add(amount)
 		}
-		if a.Segments > 0 {
-			s.metrics.deleted(rule, a)
+		if amount.Segments > 0 {
+			s.metrics.deleted(a.rule, amount)
 		}
 		if d.Done {
 			return nil

@@ -150,13 +150,38 @@ type FullRun struct {
 	// traces).
 	Reclaimed map[string]int64 `json:"reclaimed"`
 	Failures  []string         `json:"failures"`
+	// LeafDrops says what each dropped leaf held and what its parts cost.
+	LeafDrops []FullRunLeafDrop `json:"leafDrops"`
+	// SettleWorkMs is the time the settle steps (moves into a tier and to
+	// the held area) worked, the duty cycle's rests excluded.
+	SettleWorkMs float64 `json:"settleWorkMs"`
+}
+
+// FullRunLeafDrop is one dropped leaf as the test route answers it: the
+// bytes its files held before DROP TABLE, the work time of each part in
+// milliseconds (rests excluded), and the wall-clock span from the first
+// part's start to the end of DROP TABLE (rests included).
+type FullRunLeafDrop struct {
+	Leaf      string    `json:"leaf"`
+	Tier      string    `json:"tier"`
+	Bytes     int64     `json:"bytes"`
+	DetachMs  float64   `json:"detachMs"`
+	AuditMs   float64   `json:"auditMs"`
+	DropMs    float64   `json:"dropMs"`
+	StartedAt time.Time `json:"startedAt"`
+	EndedAt   time.Time `json:"endedAt"`
 }
 
 func fullRunAnswer(res CycleResult) FullRun {
 	out := FullRun{StartedAt: res.StartedAt, Deleted: res.Total(), TierDropped: res.TierDrop, HeldDropped: res.HeldDrop,
 		TierChange: res.TierChange, HeldMoved: res.HeldMove, TierMoved: res.TierMove, LeavesDropped: res.LeavesDropped,
+		LeafDrops: []FullRunLeafDrop{}, SettleWorkMs: millis(res.SettleWork),
 		QuarantinePurged: res.QuarantinePurged, ChangesFinished: res.ChangesFinished,
 		Reclaimed: map[string]int64{}, Failures: []string{}}
+	for _, d := range res.LeafDrops {
+		out.LeafDrops = append(out.LeafDrops, FullRunLeafDrop{Leaf: d.Leaf, Tier: d.Tier, Bytes: d.Bytes,
+			DetachMs: millis(d.Detach), AuditMs: millis(d.Audit), DropMs: millis(d.Drop), StartedAt: d.Started, EndedAt: d.Ended})
+	}
 	maps.Copy(out.Reclaimed, res.Reclaimed)
 	for _, f := range res.Failures {
 		out.Failures = append(out.Failures, f.Error())

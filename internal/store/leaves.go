@@ -142,22 +142,27 @@ func DetachLeaf(ctx context.Context, q Querier, leaf string) error {
 	return nil
 }
 
-// DropLeaf drops a detached leaf and its record.
-func DropLeaf(ctx context.Context, q Querier, leaf string) error {
+// DropLeaf drops a detached leaf and its record, and answers the bytes
+// its files held just before (pg_total_relation_size: heap, TOAST and
+// indexes; 0 when a crash had dropped the table already).
+func DropLeaf(ctx context.Context, q Querier, leaf string) (int64, error) {
 	var state string
-	if err := q.QueryRow(ctx, `SELECT state FROM lethe.leaves WHERE name = $1`, leaf).Scan(&state); err != nil {
-		return fmt.Errorf("drop leaf %s: %w", leaf, err)
+	var bytes int64
+	if err := q.QueryRow(ctx, `
+		SELECT l.state, coalesce(pg_total_relation_size(to_regclass(format('lethe.%I', l.name))), 0)
+		  FROM lethe.leaves l WHERE l.name = $1`, leaf).Scan(&state, &bytes); err != nil {
+		return 0, fmt.Errorf("drop leaf %s: %w", leaf, err)
 	}
 	if state != LeafDetached {
-		return fmt.Errorf("drop leaf %s: it is %s, not detached", leaf, state)
+		return 0, fmt.Errorf("drop leaf %s: it is %s, not detached", leaf, state)
 	}
 	if _, err := q.Exec(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %s`, ident(leaf))); err != nil {
-		return fmt.Errorf("drop leaf %s: %w", leaf, err)
+		return 0, fmt.Errorf("drop leaf %s: %w", leaf, err)
 	}
 	if _, err := q.Exec(ctx, `DELETE FROM lethe.leaves WHERE name = $1`, leaf); err != nil {
-		return fmt.Errorf("drop leaf %s: %w", leaf, err)
+		return 0, fmt.Errorf("drop leaf %s: %w", leaf, err)
 	}
-	return nil
+	return bytes, nil
 }
 
 // ident quotes a leaf (or parent) of the lethe schema.

@@ -109,8 +109,12 @@ func TestDetachDoesNotBlockAppends(t *testing.T) {
 	if err := <-detached; err != nil {
 		t.Fatalf("detach: %v", err)
 	}
-	if err := store.DropLeaf(e.ctx, e.pool, "segments_1w_p20300102"); err != nil {
+	bytes, err := store.DropLeaf(e.ctx, e.pool, "segments_1w_p20300102")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if bytes < 8192 {
+		t.Fatalf("the dropped leaf held %d bytes by pg_total_relation_size; want at least a page", bytes)
 	}
 	if got := strings.Join(e.read(pid, 0, 10, store.Everything()), " "); got != "1:new 2:during" {
 		t.Fatalf("after the drop: %s", got)

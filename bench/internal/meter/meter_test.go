@@ -116,3 +116,23 @@ func TestRunWindowHook(t *testing.T) {
 		t.Fatalf("a drain opened %d windows expecting %s: want one of unknown length (0)", opened.Load(), time.Duration(expected.Load()))
 	}
 }
+
+func TestStampedCutsASpan(t *testing.T) {
+	var s Stamped
+	t0 := time.Now()
+	ms := time.Millisecond
+	s.Add(t0, 2*ms)            // idle, ends before the span
+	s.Add(t0.Add(5*ms), 40*ms) // starts before the span, stalled into it
+	s.Add(t0.Add(20*ms), 3*ms) // inside
+	s.Add(t0.Add(60*ms), 1*ms) // after
+	if got := s.Started(t0, t0.Add(10*ms)); got.Count != 2 || got.Max != 40 {
+		t.Fatalf("started in [0, 10 ms): %+v, want the first two calls", got)
+	}
+	got := s.Overlapping(t0.Add(10*ms), t0.Add(30*ms))
+	if got.Count != 2 || got.Max != 40 || got.P50 != 3 {
+		t.Fatalf("running during [10, 30 ms]: %+v, want the stalled call and the one inside", got)
+	}
+	if got := s.Overlapping(t0.Add(100*ms), t0.Add(200*ms)); got.Count != 0 {
+		t.Fatalf("a span nothing ran in: %+v", got)
+	}
+}

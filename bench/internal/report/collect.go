@@ -51,6 +51,8 @@ func (c *Collector) Results() []result.Result {
 		switch {
 		case r.Unit == "ms" && r.Latency != nil && ceil.Latency != nil && ceil.Latency.P99 > 0:
 			out[i].Ratio = r.Latency.P99 / ceil.Latency.P99
+		case r.Unit == "s" && r.Value > 0:
+			out[i].Ratio = ceil.Value / r.Value // a duration: 1.00 = as fast as raw, like a throughput's
 		case r.Unit != "ms" && ceil.Value > 0:
 			out[i].Ratio = r.Value / ceil.Value
 		}

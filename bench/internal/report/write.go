@@ -68,7 +68,7 @@ func Markdown(meta Meta, results []result.Result, sizes []int, charts []string) 
 	for _, n := range meta.Notes {
 		fmt.Fprintf(&b, "- %s\n", n)
 	}
-	b.WriteString("\nRatio: a throughput divided by its ceiling's (1.00 = as fast as raw PostgreSQL); for latency, p99 divided by the ceiling's p99. Spread: the lowest and highest one-second rate of the window.\n")
+	b.WriteString("\nRatio: a throughput divided by its ceiling's (1.00 = as fast as raw PostgreSQL), a duration's inverse likewise (the ceiling's seconds over lethe's); for latency, p99 divided by the ceiling's p99. Spread: the lowest and highest one-second rate of the window.\n")
 	b.WriteString(Summary(results, sizes))
 	for _, size := range sizes {
 		fmt.Fprintf(&b, "\n## Details, %s payloads\n\n", payload.Label(size))
@@ -159,6 +159,9 @@ func figure(r result.Result) string {
 		return fmt.Sprintf("p50 %.2f ms, p99 %.2f ms (n=%s)", r.Latency.P50, r.Latency.P99, meter.Group(int64(r.Latency.Count)))
 	}
 	f := fmt.Sprintf("%s %s", meter.Group(int64(r.Value)), r.Unit)
+	if r.Unit == "s" {
+		f = fmt.Sprintf("%.3f s", r.Value)
+	}
 	if r.Errors > 0 {
 		f += fmt.Sprintf(" (%d errors: %s)", r.Errors, truncate(r.FirstError, 120))
 	}
@@ -203,6 +206,10 @@ func shortCeiling(scenario string) string {
 		return "INSERT latency"
 	case "segment-delete":
 		return "segment delete"
+	case "table-drop":
+		return "raw drop"
+	case "segment-move":
+		return "raw move"
 	}
 	return scenario
 }
