@@ -62,13 +62,16 @@ func (o *tailOptions) browse(ctx context.Context, c *client.Client, w io.Writer)
 	}
 	if b.newest != nil {
 		// What the first look left out near its newest message is old,
-		// not new: mark it so the first poll does not print it.
-		back := b.newest.Add(-tailFollowSlack)
+		// not new: mark it so the first poll does not print it. Only what
+		// is not newer than that message: one pushed since the first look
+		// is new, and the first poll prints it.
+		cut := *b.newest
+		back := cut.Add(-tailFollowSlack)
 		older, err := b.since(ctx, &back)
 		if err != nil {
 			return err
 		}
-		b.mark(older)
+		b.mark(slices.DeleteFunc(older, func(m api.BrowsedMessage) bool { return m.CreatedAt.After(cut) }))
 	}
 	return b.follow(ctx, w)
 }

@@ -52,8 +52,8 @@ func TestTailSaysWhenAPayloadIsNoLongerAddressable(t *testing.T) {
 	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 0, 0, 0, time.UTC))
 	srv := testserver.Start(t, testserver.Options{Clock: clk})
 	pushTxns(t, newTestClient(t, srv.URL), "old", "", "ancient")
-	// The sidecar drops its hashes by day: past the end of the push's day
-	// and the 15-minute floor of the hash window.
+	// The sidecar drops its hashes by whole partitions once they are past
+	// the 15-minute floor of the hash window: a day later they are gone.
 	clk.Advance(24 * time.Hour)
 	if res, err := srv.Retention.RunCycle(context.Background()); err != nil || res.TxnsPurged == 0 {
 		t.Fatalf("cycle: %+v, %v; want the hash purged", res, err)

@@ -74,11 +74,11 @@ func (s *Service) dropSidecarLeaf(ctx context.Context, conn *pgx.Conn, l store.L
 	if err := s.step(ctx, PhaseTxns, 0, timed(&d.Drop, func(sctx context.Context) error {
 		var err error
 		d.Bytes, err = store.DropLeaf(sctx, conn, l.Name)
-		d.Ended = time.Now()
 		return err
 	})); err != nil {
 		return err
 	}
+	d.Ended = time.Now()
 	res.TxnsPurged += hashes
 	s.metrics.txnsPurged.Add(float64(hashes))
 	s.leafDropped(res, d)

@@ -151,11 +151,11 @@ func (s *Service) dropLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, no
 	if err := s.step(ctx, PhaseTiers, 0, timed(&d.Drop, func(sctx context.Context) error {
 		var err error
 		d.Bytes, err = store.DropLeaf(sctx, conn, l.Name)
-		d.Ended = time.Now()
 		return err
 	})); err != nil {
 		return err
 	}
+	d.Ended = time.Now()
 	s.leafDropped(res, d)
 	return nil
 }
