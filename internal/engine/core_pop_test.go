@@ -10,6 +10,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 func TestCorePopEmptyAndUnknown(t *testing.T) {
@@ -449,6 +450,11 @@ func TestCorePopAutoAck(t *testing.T) {
 func TestCorePopWaitWakesOnPush(t *testing.T) {
 	t.Parallel()
 	e := newCoreEnv(t, engine.Config{})
+	// The leaves the push appends to exist, as lethe serve makes them at
+	// start: the latency measured is the wake-up's, not a CREATE TABLE's.
+	if err := store.EnsureLeaves(e.ctx, e.pool, []string{"forever", store.TierTxns}, coreT0, 1); err != nil {
+		t.Fatal(err)
+	}
 	type result struct {
 		resp *api.PopResponse
 		err  error

@@ -82,3 +82,20 @@ func TestSidecarStaysFlatUnderASteadyLoad(t *testing.T) {
 		e.clock.Advance(every)
 	}
 }
+
+// At start the sidecar's leaves are made before any push needs one, as the
+// tiers' are: a push never waits for its DDL.
+func TestStartMakesTheSidecarLeavesAhead(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	if err := e.svc.EnsureLeaves(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, _, hi := e.sidecarLeafAt(e.clock.Now())
+	for range sidecarLeavesAhead {
+		_, _, hi = e.sidecarLeafAt(hi)
+	}
+	if n := e.count(`SELECT count(*) FROM lethe.leaves WHERE parent = 'txns'`); n != sidecarLeavesAhead+1 {
+		t.Fatalf("%d sidecar leaves at start; want the current one and %d ahead", n, sidecarLeavesAhead)
+	}
+}

@@ -189,16 +189,21 @@ func fullRunAnswer(res CycleResult) FullRun {
 	return out
 }
 
-// EnsureLeaves creates the leaves of the current and next periods, off
-// the push path, once at start (the tier check does it after).
+// EnsureLeaves creates the leaves of the current and next periods, of the
+// tiers and of the sidecar, off the push path, once at start (the tier
+// check and the sidecar phase do it after).
 func (s *Service) EnsureLeaves(ctx context.Context) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("retention: create leaves ahead: %w", err)
 	}
 	defer conn.Release()
-	if err := s.leavesAhead(ctx, conn.Conn(), s.cfg.Clock.Now()); err != nil {
+	now := s.cfg.Clock.Now()
+	if err := s.leavesAhead(ctx, conn.Conn(), now); err != nil {
 		return fmt.Errorf("retention: create leaves ahead: %w", err)
+	}
+	if err := store.EnsureLeaves(ctx, conn.Conn(), []string{store.TierTxns}, now, sidecarLeavesAhead); err != nil {
+		return fmt.Errorf("retention: create sidecar leaves ahead: %w", err)
 	}
 	return nil
 }
