@@ -45,16 +45,24 @@ func StillGrowing(samples []Sample, from, rel, floor float64, skip ...string) []
 			t, ok := s.Table(name)
 			return float64(t.Total), ok
 		}
-		g := Growth{Table: name}
-		g.Mean, _ = mean(samples, w, get)
-		g.Projected = Slope(samples, w, get) * (w.To - w.From)
-		g.PeakRise = peakRise(samples, w, get)
-		limit := max(rel*g.Mean, floor)
-		if g.Projected > limit && g.PeakRise > limit/2 {
+		if g, growing := growsOver(samples, w, get, rel, floor); growing {
+			g.Table = name
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// growsOver says whether a figure keeps growing over w: its least-squares
+// growth over w exceeds rel of its mean and floor, and its high-water mark
+// in w's second half rose by half that much (see StillGrowing).
+func growsOver(samples []Sample, w Window, get func(Sample) (float64, bool), rel, floor float64) (Growth, bool) {
+	var g Growth
+	g.Mean, _ = mean(samples, w, get)
+	g.Projected = Slope(samples, w, get) * (w.To - w.From)
+	g.PeakRise = peakRise(samples, w, get)
+	limit := max(rel*g.Mean, floor)
+	return g, g.Projected > limit && g.PeakRise > limit/2
 }
 
 // peakRise is the largest figure in the second half of w less the largest

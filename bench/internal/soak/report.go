@@ -94,7 +94,7 @@ func (r *Report) Markdown(withChart bool) string {
 
 func (r *Report) verdictTable(b *strings.Builder) {
 	v := r.Verdict
-	fmt.Fprintf(b, "Tolerances: database ±%.0f%%; each table ±%.0f%% or %s, whichever is larger; RSS ±%.0f%% or %s; 0 lost; 0 duplicates. Slope: least-squares growth per minute over the late window. The audit tables (%s) keep their rows METRICS_RETENTION_DAYS by design, so they grow for that long: one is judged flat by size as above or by rate, when its late slope is within +%.0f%% or %s a minute of its early slope (linear growth, not more rows a minute as the soak goes on); the projection is its late slope over a day and over %d days.\n\n",
+	fmt.Fprintf(b, "Tolerances: database ±%.0f%%; each table ±%.0f%% or %s, whichever is larger; RSS ±%.0f%% or %s; 0 lost; 0 duplicates. Slope: least-squares growth per minute over the late window. The audit tables (%s) keep their rows METRICS_RETENTION_DAYS by design, so they grow for that long: one is judged flat by size as above or by rate, when its late slope is within +%.0f%% or %s a minute of its early slope (linear growth, not more rows a minute as the soak goes on); the projection is its late slope over a day and over %d days. A table, or the RSS, that moved more than its tolerance between the windows is still flat when it did not grow over the soak's second half (least-squares growth within its tolerance, or a high-water mark that did not rise by half that): it reached its steady state after minute 10 (the sidecar keeps 15 minutes of hashes plus a 5-minute partition) or fell.\n\n",
 		100*DatabaseTolerance, 100*TableTolerance, mib(TableFloor), 100*RSSTolerance, mib(RSSFloor),
 		strings.Join(AuditTables, ", "), 100*AuditRateTolerance, kib(AuditRateFloor), AuditDays)
 	fmt.Fprintf(b, "| figure | %s | %s | change | late slope / min | flat |\n|---|---|---|---|---|---|\n", v.Early, v.Late)
@@ -110,6 +110,9 @@ func (r *Report) verdictTable(b *strings.Builder) {
 		flat := "yes"
 		if !c.Flat {
 			flat = "**no**"
+		}
+		if c.Steady {
+			flat += " (steady over the second half: it did not grow there)"
 		}
 		if c.Audit {
 			flat += fmt.Sprintf(" (audit, by rate: %+.2f → %+.2f MiB/min early → late; %.0f MiB a day, %.1f GiB at %d days)",

@@ -176,3 +176,24 @@ func TestJudgeTakesAuditTablesByRate(t *testing.T) {
 		t.Fatalf("an audit table whose rate climbs passed: %s", v.Line())
 	}
 }
+
+// A table still filling in minutes 10–20 (a window longer than 10 minutes)
+// that is steady over the second half is flat, said so; one that keeps
+// growing there is not.
+func TestJudgeTakesALateFillByTheSecondHalf(t *testing.T) {
+	filling := func(m float64) float64 { return min(m, 25) * (2 << 20) } // steady from minute 25
+	v := Judge(2*time.Hour, samples(121, filling), nil)
+	var got Change
+	for _, c := range v.Tables {
+		if c.Name == "lethe.t" {
+			got = c
+		}
+	}
+	if !got.Flat || !got.Steady {
+		t.Fatalf("a table steady from minute 25 was judged %+v: want flat, by its second half", got)
+	}
+	climbing := func(m float64) float64 { return 40<<20 + m*(200<<10) } // +200 KiB a minute, all along
+	if v := Judge(2*time.Hour, samples(121, climbing), nil); v.Pass || !hasProblem(v, "lethe.t") {
+		t.Fatalf("a table growing all along passed: %s", v.Line())
+	}
+}

@@ -76,7 +76,11 @@ type Change struct {
 	// tables, which are judged by their rate (AuditTables).
 	EarlySlopePerMin float64 `json:"early_slope_per_min,omitempty"`
 	Audit            bool    `json:"audit,omitempty"`
-	Flat             bool    `json:"flat"`
+	// Steady says the figure was judged flat by its second half: it moved
+	// more than the tolerance between the windows (it was still filling,
+	// or fell), but did not grow over the soak's second half.
+	Steady bool `json:"steady_second_half,omitempty"`
+	Flat   bool `json:"flat"`
 }
 
 // Verdict is the soak's conclusion.
@@ -104,9 +108,15 @@ func Judge(d time.Duration, samples []Sample, deliveries []Delivery) Verdict {
 		return float64(s.DatabaseBytes), true
 	})
 	v.Database.Flat = within(v.Database, DatabaseTolerance, 0)
+	second := Window{From: v.Late.To / 2, To: v.Late.To}
 	if samples[len(samples)-1].RSSBytes > 0 {
-		c := compare("lethe RSS", samples, v.Early, v.Late, func(s Sample) (float64, bool) { return float64(s.RSSBytes), s.RSSBytes > 0 })
+		get := func(s Sample) (float64, bool) { return float64(s.RSSBytes), s.RSSBytes > 0 }
+		c := compare("lethe RSS", samples, v.Early, v.Late, get)
 		c.Flat = within(c, RSSTolerance, RSSFloor)
+		if !c.Flat {
+			_, growing := growsOver(samples, second, get, RSSTolerance, RSSFloor)
+			c.Flat, c.Steady = !growing, !growing
+		}
 		v.RSS = &c
 	}
 	for _, name := range tableNames(samples) {
@@ -115,6 +125,13 @@ func Judge(d time.Duration, samples []Sample, deliveries []Delivery) Verdict {
 			return float64(t.Total), ok
 		})
 		c.Flat = within(c, TableTolerance, TableFloor)
+		if !c.Flat && !slices.Contains(AuditTables, name) {
+			_, growing := growsOver(samples, second, func(s Sample) (float64, bool) {
+				t, ok := s.Table(name)
+				return float64(t.Total), ok
+			}, TableTolerance, TableFloor)
+			c.Flat, c.Steady = !growing, !growing
+		}
 		if slices.Contains(AuditTables, name) {
 			c.Audit = true
 			c.EarlySlopePerMin = Slope(samples, v.Early, func(s Sample) (float64, bool) {
