@@ -86,15 +86,11 @@ func (s *Service) dropSidecarLeaf(ctx context.Context, conn *pgx.Conn, l store.L
 }
 
 // sidecarCutoff is the time before which no queue needs a hash any more:
-// now minus the largest sidecar window, GREATEST(dedupWindowSeconds,
-// completedRetentionSeconds, 900 s), of any queue.
+// now minus lethe.sidecar_window(), the largest GREATEST(dedupWindowSeconds,
+// completedRetentionSeconds, 900 s) of any queue.
 func sidecarCutoff(ctx context.Context, conn *pgx.Conn, now time.Time) (time.Time, error) {
 	var cutoff time.Time
-	err := conn.QueryRow(ctx, `
-		SELECT $1::timestamptz - make_interval(secs => greatest(coalesce(max(greatest(dedup_window_seconds,
-		       completed_retention_seconds)), 0), 900))
-		  FROM lethe.queues`, now).Scan(&cutoff)
-	if err != nil {
+	if err := conn.QueryRow(ctx, `SELECT $1::timestamptz - lethe.sidecar_window()`, now).Scan(&cutoff); err != nil {
 		return cutoff, fmt.Errorf("retention: sidecar window: %w", err)
 	}
 	return cutoff, nil

@@ -28,8 +28,7 @@ func (s *Service) View(ctx context.Context) (*api.RetentionView, error) {
 		return nil, fmt.Errorf("retention view: %w", err)
 	}
 	var sidecarWindow time.Duration
-	if err := s.pool.QueryRow(ctx, `SELECT make_interval(secs => greatest(coalesce(max(greatest(dedup_window_seconds,
-		completed_retention_seconds)), 0), 900)) FROM lethe.queues`).Scan(&sidecarWindow); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT lethe.sidecar_window()`).Scan(&sidecarWindow); err != nil {
 		return nil, fmt.Errorf("retention view: %w", err)
 	}
 	for _, l := range leaves {

@@ -20,15 +20,23 @@
 -- the leaves around it: when the span changes (a queue's window changed),
 -- leaves of the new span begin where the old ones end, never overlapping.
 
+-- The widest sidecar window of any queue: GREATEST(dedupWindowSeconds,
+-- completedRetentionSeconds, 900 s). No queue needs a hash older than this;
+-- the retention loop drops sidecar leaves past it and sizes new ones by it.
+CREATE FUNCTION lethe.sidecar_window() RETURNS interval
+LANGUAGE sql STABLE AS $$
+    SELECT make_interval(secs => greatest(coalesce(max(greatest(q.dedup_window_seconds,
+                                                        q.completed_retention_seconds)), 0), 900))
+      FROM lethe.queues q
+$$;
+
 -- The span of the next sidecar leaf.
 CREATE FUNCTION lethe.sidecar_span() RETURNS interval
 LANGUAGE sql STABLE AS $$
     SELECT coalesce(max(s.span), interval '5 minutes')
       FROM (SELECT make_interval(mins => m) AS span
               FROM unnest(ARRAY[5, 10, 15, 20, 30, 60, 120, 180, 240, 360, 480, 720, 1440]) AS m) s
-     WHERE s.span <= (SELECT make_interval(secs => greatest(coalesce(max(greatest(q.dedup_window_seconds,
-                                                 q.completed_retention_seconds)), 0), 900) / 2.0)
-                        FROM lethe.queues q)
+     WHERE s.span <= lethe.sidecar_window() / 2
 $$;
 
 -- The leaf bounds of a tier at p_at, as in 050, except the sidecar's: the
@@ -57,23 +65,34 @@ LANGUAGE sql STABLE AS $$
                      WHERE p_tier <> 'txns') u) b
 $$;
 
--- The name of the leaf holding p_at, for the check lethe.append makes on
--- every call: computed for the segment tiers, looked up for the sidecar
--- (whose bounds depend on the leaves made before), 'txns_none' when no
--- sidecar leaf holds p_at.
+-- The name of the leaf of a segment tier holding p_at, for the check
+-- lethe.append makes on every call; NULL for the sidecar, whose leaves'
+-- bounds depend on the leaves made before: they are looked up in
+-- lethe.leaves. A pure expression, so it is inlined (a subquery here would
+-- keep it from being inlined: a parse and plan per append).
 CREATE OR REPLACE FUNCTION lethe.leaf_name(p_tier text, p_at timestamptz) RETURNS text
 LANGUAGE sql STABLE AS $$
     SELECT CASE p_tier
                WHEN '1w' THEN 'segments_1w_p' || to_char(p_at AT TIME ZONE 'UTC', 'YYYYMMDD')
-               WHEN 'txns' THEN coalesce((SELECT l.name FROM lethe.leaves l
-                                           WHERE l.parent = 'txns' AND l.state = 'attached'
-                                             AND l.lo <= p_at AND p_at < l.hi), 'txns_none')
+               WHEN 'txns' THEN NULL
                WHEN 'forever' THEN 'segments_forever_p' || to_char(p_at AT TIME ZONE 'UTC', 'YYYYMM')
                WHEN 'held' THEN 'segments_held_p' || to_char(p_at AT TIME ZONE 'UTC', 'YYYYMM')
                ELSE 'segments_' || p_tier || '_p'
                     || to_char(date_trunc('week', p_at AT TIME ZONE 'UTC'), 'YYYYMMDD')
            END
 $$;
+
+-- The leaf of p_tier holding p_at, created when missing: a catalog cache
+-- lookup for a segment tier, a lethe.leaves probe for the sidecar.
+CREATE OR REPLACE FUNCTION lethe.ensure_leaf(p_tier text, p_at timestamptz) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_tier = 'txns' THEN
+        PERFORM lethe.ensure_leaves('txns', p_at, 0);
+    ELSIF to_regclass('lethe.' || lethe.leaf_name(p_tier, p_at)) IS NULL THEN
+        PERFORM lethe.create_leaf(p_tier, p_at);
+    END IF;
+END $$;
 
 -- lethe.create_leaf as in 053, with a sidecar leaf clipped to the leaves
 -- before and after it (so spans may change) and named by its start.
@@ -145,5 +164,109 @@ BEGIN
     END LOOP;
 END $$;
 
+-- lethe.append as in 050, but for how it finds its sidecar leaf: an index
+-- probe of lethe.leaves through the function's cached plan.
+CREATE OR REPLACE FUNCTION lethe.append(
+    p_partition uuid,
+    p_hashes    bigint[],
+    p_lens      int[],
+    p_blob      bytea,
+    p_first_at  timestamptz,
+    p_last_at   timestamptz,
+    p_now       timestamptz,
+    OUT base_offset bigint,
+    OUT dup_idx     int[],
+    OUT dup_offsets bigint[]
+) LANGUAGE plpgsql
+SET enable_seqscan = off
+AS $$
+DECLARE
+    v_next   bigint;
+    v_total  int := cardinality(p_hashes);
+    v_new    int;
+    v_fresh  int[];
+    v_hashes bigint[];
+    v_keep   bytea;
+    v_hits   bigint;
+    v_tier   text;
+    v_at     timestamptz;
+    v_since  timestamptz;
+BEGIN
+    SELECT p.next_offset, q.retention_tier, greatest(p_now, coalesce(p.last_push_at, p_now)),
+           p_now - make_interval(secs => greatest(q.dedup_window_seconds, q.completed_retention_seconds, 900))
+      INTO v_next, v_tier, v_at, v_since
+      FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+     WHERE p.id = p_partition
+       FOR UPDATE OF p;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'partition % does not exist', p_partition USING ERRCODE = 'P0002';
+    END IF;
+    IF to_regclass('lethe.' || lethe.leaf_name(v_tier, v_at)) IS NULL THEN
+        PERFORM lethe.create_leaf(v_tier, v_at);
+    END IF;
+    -- The sidecar leaf holding p_now, looked up (its bounds depend on the
+    -- leaves made before, migration 130): an index probe of lethe.leaves
+    -- through this function's cached plan.
+    PERFORM 1 FROM lethe.leaves l
+     WHERE l.parent = 'txns' AND l.state = 'attached' AND l.lo <= p_now AND p_now < l.hi;
+    IF NOT FOUND THEN
+        PERFORM lethe.create_leaf('txns', p_now);
+    END IF;
+    dup_idx := '{}';
+    dup_offsets := '{}';
+
+    -- Through the GIN index, one probe per hash (see 003 for the plans to
+    -- avoid), in the leaves of the window only.
+    SELECT count(*) INTO v_hits
+      FROM lethe.txns t
+     WHERE t.hashes && p_hashes AND t.partition_id IS NOT DISTINCT FROM p_partition
+       AND t.created_at >= v_since;
+    IF v_hits = 0 THEN
+        INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count,
+                                    first_at, last_at, byte_size, frames, tier, appended_at)
+        VALUES (p_partition, v_next, v_next + v_total - 1, v_total,
+                p_first_at, p_last_at, length(p_blob), p_blob, v_tier, v_at);
+        INSERT INTO lethe.txns (partition_id, base_offset, created_at, hashes)
+        VALUES (p_partition, v_next, p_now, p_hashes);
+        UPDATE lethe.partitions SET next_offset = v_next + v_total, last_push_at = v_at
+         WHERE id = p_partition;
+        base_offset := v_next;
+        RETURN;
+    END IF;
+
+    SELECT coalesce(array_agg(d.i ORDER BY d.i), '{}'), coalesce(array_agg(d.off ORDER BY d.i), '{}')
+      INTO dup_idx, dup_offsets
+      FROM (SELECT DISTINCT ON (u.i) u.i::int AS i,
+                   t.base_offset + array_position(t.hashes, u.h) - 1 AS off
+              FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)
+              JOIN lethe.txns t ON t.hashes @> ARRAY[u.h] AND t.partition_id IS NOT DISTINCT FROM p_partition
+                               AND t.created_at >= v_since
+             ORDER BY u.i, t.base_offset) d;
+    v_new := v_total - cardinality(dup_idx);
+    IF v_new = 0 THEN
+        base_offset := NULL;
+        RETURN;
+    END IF;
+
+    SELECT array_agg(u.i::int ORDER BY u.i), array_agg(u.h ORDER BY u.i) INTO v_fresh, v_hashes
+      FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)
+     WHERE NOT (u.i::int = ANY (dup_idx));
+    SELECT string_agg(substring(p_blob FROM s.pos FOR s.len), ''::bytea ORDER BY s.i) INTO v_keep
+      FROM (SELECT u.i::int AS i, u.len, (sum(u.len) OVER (ORDER BY u.i) - u.len + 1)::int AS pos
+              FROM unnest(p_lens) WITH ORDINALITY AS u(len, i)) s
+     WHERE s.i = ANY (v_fresh);
+
+    INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count,
+                                first_at, last_at, byte_size, frames, tier, appended_at)
+    VALUES (p_partition, v_next, v_next + v_new - 1, v_new,
+            p_first_at, p_last_at, length(v_keep), v_keep, v_tier, v_at);
+    INSERT INTO lethe.txns (partition_id, base_offset, created_at, hashes)
+    VALUES (p_partition, v_next, p_now, v_hashes);
+    UPDATE lethe.partitions SET next_offset = v_next + v_new, last_push_at = v_at
+     WHERE id = p_partition;
+    base_offset := v_next;
+END $$;
+
+REVOKE ALL ON FUNCTION lethe.sidecar_window() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lethe.sidecar_span() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lethe.ensure_leaves(text, timestamptz, int) FROM PUBLIC;
