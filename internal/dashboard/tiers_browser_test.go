@@ -13,7 +13,6 @@ import (
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/config"
-	"github.com/lethe-mq/lethe/internal/retention"
 	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
@@ -64,7 +63,7 @@ func (d *dash) seedTiers() {
 	}
 	d.clock.Advance(240 * time.Hour)
 	d.api.push(api.PushItem{Queue: "shrink", Partition: "p", Payload: json.RawMessage(`3`)})
-	var run retention.FullRun
+	var run api.RetentionRun
 	d.api.call("POST", "/api/v1/test/retention/run", "", http.StatusOK, &run)
 	if len(run.Failures) > 0 || run.HeldMoved.Frames != 3 {
 		d.t.Fatalf("retention run: %+v; want archive's 3 messages moved to the held area", run)

@@ -26,7 +26,7 @@ type Retention interface {
 	Explain(ctx context.Context, queue string) (*api.RetentionExplain, error)
 	// RunFull runs one whole retention cycle, the tier check included,
 	// and answers what it did (the test-only run route).
-	RunFull(ctx context.Context) (*retention.FullRun, error)
+	RunFull(ctx context.Context) (*api.RetentionRun, error)
 }
 
 // Bounds of the retention routes' parameters.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
@@ -42,6 +43,11 @@ type Amount struct {
 	Segments int64 `json:"segments"`
 	Frames   int64 `json:"frames"`
 	Bytes    int64 `json:"bytes"`
+}
+
+// api is a as the HTTP API answers it.
+func (a Amount) api() api.RetentionAmount {
+	return api.RetentionAmount{Segments: a.Segments, Frames: a.Frames, Bytes: a.Bytes}
 }
 
 func (a *Amount) add(b Amount) {

@@ -115,7 +115,7 @@ func (s *Service) changes(ctx context.Context, queue string) ([]api.RetentionCha
 
 // RunFull runs one whole cycle now, the tier check included, waiting for
 // another replica's cycle to end first (POST /api/v1/test/retention/run).
-func (s *Service) RunFull(ctx context.Context) (*FullRun, error) {
+func (s *Service) RunFull(ctx context.Context) (*api.RetentionRun, error) {
 	for {
 		res, err := s.RunFullCycle(ctx)
 		if err != nil {
@@ -133,52 +133,16 @@ func (s *Service) RunFull(ctx context.Context) (*FullRun, error) {
 	}
 }
 
-// FullRun is what one full cycle did, as the test route answers it.
-type FullRun struct {
-	StartedAt        time.Time `json:"startedAt"`
-	Deleted          Amount    `json:"deleted"`
-	TierDropped      Amount    `json:"tierDropped"`
-	HeldDropped      Amount    `json:"heldDropped"`
-	TierChange       Amount    `json:"tierChangeDeleted"`
-	HeldMoved        Amount    `json:"heldMoved"`
-	TierMoved        Amount    `json:"tierMoved"`
-	LeavesDropped    int       `json:"leavesDropped"`
-	QuarantinePurged int64     `json:"quarantinePurged"`
-	ChangesFinished  int       `json:"changesFinished"`
-	// Reclaimed counts the rows each reclaim rule deleted (streams' state,
-	// traces).
-	Reclaimed map[string]int64 `json:"reclaimed"`
-	Failures  []string         `json:"failures"`
-	// LeafDrops says what each dropped leaf held and what its parts cost.
-	LeafDrops []FullRunLeafDrop `json:"leafDrops"`
-	// SettleWorkMs is the time the settle steps (moves into a tier and to
-	// the held area) worked, the duty cycle's rests excluded.
-	SettleWorkMs float64 `json:"settleWorkMs"`
-}
-
-// FullRunLeafDrop is one dropped leaf as the test route answers it: the
-// bytes its files held before DROP TABLE, the work time of each part in
-// milliseconds (rests excluded), and the wall-clock span from the first
-// part's start to the end of DROP TABLE (rests included).
-type FullRunLeafDrop struct {
-	Leaf      string    `json:"leaf"`
-	Tier      string    `json:"tier"`
-	Bytes     int64     `json:"bytes"`
-	DetachMs  float64   `json:"detachMs"`
-	AuditMs   float64   `json:"auditMs"`
-	DropMs    float64   `json:"dropMs"`
-	StartedAt time.Time `json:"startedAt"`
-	EndedAt   time.Time `json:"endedAt"`
-}
-
-func fullRunAnswer(res CycleResult) FullRun {
-	out := FullRun{StartedAt: res.StartedAt, Deleted: res.Total(), TierDropped: res.TierDrop, HeldDropped: res.HeldDrop,
-		TierChange: res.TierChange, HeldMoved: res.HeldMove, TierMoved: res.TierMove, LeavesDropped: res.LeavesDropped,
-		LeafDrops: []FullRunLeafDrop{}, SettleWorkMs: millis(res.SettleWork),
+// fullRunAnswer is the test route's answer for one whole cycle.
+func fullRunAnswer(res CycleResult) api.RetentionRun {
+	total := res.Total()
+	out := api.RetentionRun{StartedAt: res.StartedAt, Deleted: total.api(), TierDropped: res.TierDrop.api(),
+		HeldDropped: res.HeldDrop.api(), TierChange: res.TierChange.api(), HeldMoved: res.HeldMove.api(),
+		TierMoved: res.TierMove.api(), LeavesDropped: res.LeavesDropped, LeafDrops: []api.RetentionLeafDrop{}, SettleWorkMs: millis(res.SettleWork),
 		QuarantinePurged: res.QuarantinePurged, ChangesFinished: res.ChangesFinished,
 		Reclaimed: map[string]int64{}, Failures: []string{}}
 	for _, d := range res.LeafDrops {
-		out.LeafDrops = append(out.LeafDrops, FullRunLeafDrop{Leaf: d.Leaf, Tier: d.Tier, Bytes: d.Bytes,
+		out.LeafDrops = append(out.LeafDrops, api.RetentionLeafDrop{Leaf: d.Leaf, Tier: d.Tier, Bytes: d.Bytes,
 			DetachMs: millis(d.Detach), AuditMs: millis(d.Audit), DropMs: millis(d.Drop), StartedAt: d.Started, EndedAt: d.Ended})
 	}
 	maps.Copy(out.Reclaimed, res.Reclaimed)

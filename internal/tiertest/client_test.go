@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/lethe-mq/lethe/api"
-	"github.com/lethe-mq/lethe/internal/retention"
 )
 
 // client is a minimal HTTP client of one replica.
@@ -68,9 +67,9 @@ func (c *client) advance(d string) {
 }
 
 // run runs one full retention cycle and requires it to have no failure.
-func (c *client) run() retention.FullRun {
+func (c *client) run() api.RetentionRun {
 	c.t.Helper()
-	var r retention.FullRun
+	var r api.RetentionRun
 	c.asOperator(func() { c.do("POST", "/api/v1/test/retention/run", "", 200, &r) })
 	if len(r.Failures) > 0 {
 		c.t.Fatalf("retention run failed: %v", r.Failures)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/bench/internal/meter"
 	"github.com/lethe-mq/lethe/bench/internal/payload"
 )
@@ -16,39 +17,15 @@ import (
 // the same load as INSERTs.
 const tierLoadRate = 2000
 
-// fullRun is what POST /api/v1/test/retention/run answers.
-type fullRun struct {
-	TierDropped  struct{ Frames, Bytes int64 } `json:"tierDropped"`
-	HeldMoved    struct{ Frames, Bytes int64 } `json:"heldMoved"`
-	Leaves       int                           `json:"leavesDropped"`
-	LeafDrops    []leafDrop                    `json:"leafDrops"`
-	SettleWorkMs float64                       `json:"settleWorkMs"`
-	Failures     []string                      `json:"failures"`
-}
+// workSeconds is a leaf drop's own time: detach, audit and drop.
+func workSeconds(d api.RetentionLeafDrop) float64 { return (d.DetachMs + d.AuditMs + d.DropMs) / 1000 }
 
-// leafDrop is one dropped leaf of the answer: the bytes its files held and
-// the work time of each part (rests excluded); StartedAt to EndedAt is its
-// wall-clock span, rests included.
-type leafDrop struct {
-	Leaf      string    `json:"leaf"`
-	Tier      string    `json:"tier"`
-	Bytes     int64     `json:"bytes"`
-	DetachMs  float64   `json:"detachMs"`
-	AuditMs   float64   `json:"auditMs"`
-	DropMs    float64   `json:"dropMs"`
-	StartedAt time.Time `json:"startedAt"`
-	EndedAt   time.Time `json:"endedAt"`
-}
-
-// workSeconds is the drop's own time: detach, audit and drop.
-func (d leafDrop) workSeconds() float64 { return (d.DetachMs + d.AuditMs + d.DropMs) / 1000 }
-
-// biggest is the leaf of tier t that held the most bytes; false when the
-// run dropped none.
-func (r fullRun) biggest(t string) (leafDrop, bool) {
-	var top leafDrop
+// biggestDrop is the leaf of tier t that run dropped holding the most
+// bytes; false when it dropped none.
+func biggestDrop(run api.RetentionRun, t string) (api.RetentionLeafDrop, bool) {
+	var top api.RetentionLeafDrop
 	found := false
-	for _, d := range r.LeafDrops {
+	for _, d := range run.LeafDrops {
 		if d.Tier == t && (!found || d.Bytes > top.Bytes) {
 			top, found = d, true
 		}
@@ -60,7 +37,7 @@ func (r fullRun) biggest(t string) (leafDrop, bool) {
 // when it began and how long it took, and every push's latency with its
 // start, to cut to the idle time, the whole check or a span inside it.
 type tierRun struct {
-	fullRun
+	api.RetentionRun
 	began  time.Time
 	secs   float64
 	pushes *meter.Stamped
@@ -116,7 +93,7 @@ func duringRun(ctx context.Context, env *Env, size int, what, key string) (*tier
 	if err != nil {
 		return nil, fmt.Errorf("%s: run the tier check (does lethe run with LETHE_TEST_CLOCK=1?): %w", what, err)
 	}
-	if err := json.Unmarshal(raw, &t.fullRun); err != nil {
+	if err := json.Unmarshal(raw, &t.RetentionRun); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if len(t.Failures) > 0 {

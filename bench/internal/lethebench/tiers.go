@@ -45,7 +45,7 @@ func TierDrop(ctx context.Context, env *Env, size int) error {
 		return err
 	}
 	r.Count = run.TierDropped.Frames
-	leaf, ok := run.biggest("1w")
+	leaf, ok := biggestDrop(run.RetentionRun, "1w")
 	if !ok || run.TierDropped.Frames < int64(frames) {
 		r.Skipped = fmt.Sprintf("the tier check dropped %d of %d frames (leaves %+v): does the server run with LETHE_TEST_CLOCK=1?",
 			run.TierDropped.Frames, frames, run.LeafDrops)
@@ -53,12 +53,12 @@ func TierDrop(ctx context.Context, env *Env, size int) error {
 		return nil
 	}
 	idle, span, whole := run.idle(), run.pushes.Overlapping(leaf.StartedAt, leaf.EndedAt), run.whole()
-	r.Value, r.Seconds = leaf.workSeconds(), leaf.workSeconds()
+	r.Value, r.Seconds = workSeconds(leaf), workSeconds(leaf)
 	r.Baseline, r.Latency = &idle, &span
 	r.Notes = fmt.Sprintf("leaf %s of %s: detach %.1f ms, audit %.1f ms, drop %.1f ms (work; %.3f s from detach to the end of DROP TABLE with the rests); "+
 		"push p99 %.1f ms during the drop (n=%d) vs %.1f ms idle at %d msg/s; the whole tier check %.3f s (%d leaves, %s frames), push p99 %.1f ms during it; database %s before, %s after",
 		leaf.Leaf, humanBytes(leaf.Bytes), leaf.DetachMs, leaf.AuditMs, leaf.DropMs, leaf.EndedAt.Sub(leaf.StartedAt).Seconds(),
-		span.P99, span.Count, idle.P99, tierLoadRate, run.secs, run.Leaves, meter.Group(run.TierDropped.Frames), whole.P99,
+		span.P99, span.Count, idle.P99, tierLoadRate, run.secs, run.LeavesDropped, meter.Group(run.TierDropped.Frames), whole.P99,
 		humanBytes(before), humanBytes(after))
 	env.Sink.Add(r)
 	return nil
