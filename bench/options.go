@@ -154,3 +154,18 @@ func (o *Options) runs(system string) bool { return slices.Contains(o.Systems, s
 func (o *Options) runsScenario(name string) bool {
 	return len(o.Scenarios) == 0 || slices.Contains(o.Scenarios, name)
 }
+
+// ceilingFor says whether a ceiling compared with any of scenarios is
+// needed: one of them was chosen, or lethe does not run (the ceilings
+// alone are then the point).
+func (o *Options) ceilingFor(scenarios []string) bool {
+	if !o.runs("lethe") {
+		return true
+	}
+	for _, s := range scenarios {
+		if o.runsScenario(s) {
+			return true
+		}
+	}
+	return false
+}

@@ -48,3 +48,24 @@ func TestProfileFlag(t *testing.T) {
 		}
 	}
 }
+
+// A ceiling runs only when a chosen lethe scenario is compared with it, or
+// when lethe does not run at all.
+func TestCeilingFor(t *testing.T) {
+	t.Parallel()
+	o, err := parseFlags([]string{"-only", "ceiling,lethe", "-scenarios", "push"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.ceilingFor([]string{"push", "held"}) || o.ceilingFor([]string{"sweep"}) {
+		t.Errorf("-scenarios push: ceilingFor(push,held) %v, ceilingFor(sweep) %v; want true, false",
+			o.ceilingFor([]string{"push", "held"}), o.ceilingFor([]string{"sweep"}))
+	}
+	alone, err := parseFlags([]string{"-only", "ceiling", "-scenarios", "push"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !alone.ceilingFor([]string{"sweep"}) {
+		t.Error("-only ceiling skipped the sweep's ceiling")
+	}
+}

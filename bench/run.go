@@ -315,19 +315,25 @@ func (r *runner) ceiling(ctx context.Context, size int) {
 	env := &ceiling.Env{DSN: r.pg.DSN("bench_raw"), Out: r.out, Plan: r.opts.Plan, Sink: &r.col, Settle: r.settle,
 		Profile: r.prof.Postgres("bench_raw")}
 	label := "ceiling " + payload.Label(size)
+	// Each ceiling runs when a lethe scenario compared with it was chosen
+	// (or lethe is not run at all); segment read reads what ingest wrote.
 	for _, s := range []struct {
 		name string
 		f    func(context.Context, *ceiling.Env, int) error
+		scenarios []string
 	}{
-		{"tables", func(ctx context.Context, env *ceiling.Env, _ int) error { return ceiling.Prepare(ctx, env) }},
-		{"segment ingest", ceiling.IngestSegments},
-		{"segment read", ceiling.ReadSegments},
-		{"INSERT per message", ceiling.InsertPerMessage},
-		{"INSERT latency", ceiling.InsertLatency},
-		{"segment delete", ceiling.DeleteSegments},
-		{"table drop", ceiling.DropTable},
-		{"segment move", ceiling.MoveSegments},
+		{"tables", func(ctx context.Context, env *ceiling.Env, _ int) error { return ceiling.Prepare(ctx, env) }, nil},
+		{"segment ingest", ceiling.IngestSegments, []string{"push", "pop-ack", "held", "encryption"}},
+		{"segment read", ceiling.ReadSegments, []string{"pop-ack", "held", "encryption"}},
+		{"INSERT per message", ceiling.InsertPerMessage, []string{"push"}},
+		{"INSERT latency", ceiling.InsertLatency, []string{"latency"}},
+		{"segment delete", ceiling.DeleteSegments, []string{"sweep"}},
+		{"table drop", ceiling.DropTable, []string{"tiers"}},
+		{"segment move", ceiling.MoveSegments, []string{"held"}},
 	} {
+		if s.scenarios != nil && !r.opts.ceilingFor(s.scenarios) {
+			continue
+		}
 		r.step(ctx, label+" "+s.name, func() error { return s.f(ctx, env, size) })
 	}
 }
