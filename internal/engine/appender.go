@@ -121,14 +121,20 @@ func (e *Engine) writeGroup(ctx context.Context, group []*flushJob) {
 		return
 	}
 	slices.SortFunc(group, func(x, y *flushJob) int { return bytes.Compare(x.pid[:], y.pid[:]) })
-	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		for _, j := range group {
-			if err := e.writeSegment(ctx, tx, j.pid, j.reqs); err != nil {
-				return err
+	// One round trip for the whole group: its appends are pipelined as one
+	// batch, which PostgreSQL runs as one implicit transaction (committed
+	// at the batch's Sync, rolled back whole on any error), so there is no
+	// BEGIN or COMMIT of its own to wait for either.
+	now := e.clock.Now()
+	batch := &pgx.Batch{}
+	for _, j := range group {
+		store.QueueAppend(batch, j.pid, segmentOf(j.reqs), now, func(results []store.Appended, err error) {
+			if err == nil {
+				fillResults(j.reqs, results)
 			}
-		}
-		return nil
-	})
+		})
+	}
+	err := e.pool.SendBatch(ctx, batch).Close()
 	if err == nil {
 		return
 	}
@@ -225,6 +231,16 @@ func (a *appender) next(pid uuid.UUID) []*appendReq {
 // writeSegment appends the frames of reqs as one segment of pid in one round
 // trip and fills each request's results.
 func (e *Engine) writeSegment(ctx context.Context, q store.Querier, pid uuid.UUID, reqs []*appendReq) error {
+	results, err := store.Append(ctx, q, pid, segmentOf(reqs), e.clock.Now())
+	if err != nil {
+		return err
+	}
+	fillResults(reqs, results)
+	return nil
+}
+
+// segmentOf gathers the frames of reqs, in order, into one segment's batch.
+func segmentOf(reqs []*appendReq) *store.Batch {
 	n, size := 0, 0
 	for _, r := range reqs {
 		n += len(r.frames)
@@ -236,14 +252,14 @@ func (e *Engine) writeSegment(ctx context.Context, q store.Querier, pid uuid.UUI
 			b.Add(r.hashes[k], f, r.times[k])
 		}
 	}
-	results, err := store.Append(ctx, q, pid, b, e.clock.Now())
-	if err != nil {
-		return err
-	}
+	return b
+}
+
+// fillResults hands each request its share of a segment's results.
+func fillResults(reqs []*appendReq, results []store.Appended) {
 	i := 0
 	for _, r := range reqs {
 		r.results = results[i : i+len(r.frames)]
 		i += len(r.frames)
 	}
-	return nil
 }

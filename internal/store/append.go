@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -72,20 +73,42 @@ type Appended struct {
 	Duplicate bool
 }
 
+// appendSQL is one segment's append: partition row lock, one sidecar lookup,
+// one segment row (lethe.append).
+const appendSQL = `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append($1, $2, $3, $4, $5, $6, $7)`
+
 // Append stores b as one segment at the end of partition pid in one round
-// trip (lethe.append: partition row lock, one sidecar lookup, one segment
-// row) and answers one Appended per frame added, in order. It runs on q,
-// so it commits with the caller's transaction when q is one.
+// trip and answers one Appended per frame added, in order. It runs on q, so
+// it commits with the caller's transaction when q is one.
 func Append(ctx context.Context, q Querier, pid uuid.UUID, b *Batch, now time.Time) ([]Appended, error) {
 	if b.Len() == 0 {
 		return nil, nil
 	}
+	return b.decode(pid, q.QueryRow(ctx, appendSQL, pid, b.hashes, b.lens, b.blob, b.firstAt, b.lastAt, now))
+}
+
+// QueueAppend queues b's append to partition pid on batch, so that the
+// appends of a commit group travel in one round trip instead of one each;
+// done receives the outcome when the batch's results are read (before
+// SendBatch's Close returns). An empty b is answered at once.
+func QueueAppend(batch *pgx.Batch, pid uuid.UUID, b *Batch, now time.Time, done func([]Appended, error)) {
+	if b.Len() == 0 {
+		done(nil, nil)
+		return
+	}
+	batch.Queue(appendSQL, pid, b.hashes, b.lens, b.blob, b.firstAt, b.lastAt, now).QueryRow(func(row pgx.Row) error {
+		out, err := b.decode(pid, row)
+		done(out, err)
+		return err
+	})
+}
+
+// decode reads lethe.append's answer into one Appended per frame added.
+func (b *Batch) decode(pid uuid.UUID, row pgx.Row) ([]Appended, error) {
 	var base *int64
 	var dupIdx []int32
 	var dupOffsets []int64
-	err := q.QueryRow(ctx, `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append($1, $2, $3, $4, $5, $6, $7)`,
-		pid, b.hashes, b.lens, b.blob, b.firstAt, b.lastAt, now).Scan(&base, &dupIdx, &dupOffsets)
-	if err != nil {
+	if err := row.Scan(&base, &dupIdx, &dupOffsets); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "P0002" {
 			return nil, ErrPartitionGone

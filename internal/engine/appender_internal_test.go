@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/schema"
+	"github.com/lethe-mq/lethe/internal/store"
+)
+
+// A commit group's appends travel as one pipelined batch that commits or
+// rolls back whole: when one partition of the group is gone, the others are
+// written once each (not kept from the failed batch and written again, which
+// would answer them as duplicates) and only the gone one fails. Not
+// parallel: TestCoreCloseWaitsForEveryGoroutine counts goroutines.
+func TestCommitGroupFailsAlone(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := schema.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	e := New(pool, Config{Clock: clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer e.Close()
+	var items []api.PushItem
+	for _, p := range []string{"a", "b", "c"} {
+		items = append(items, api.PushItem{Queue: "group", Partition: p, Payload: json.RawMessage(`0`)})
+	}
+	if _, err := e.Push(ctx, items, ""); err != nil {
+		t.Fatal(err)
+	}
+	pids := map[string]uuid.UUID{}
+	rows, err := pool.Query(ctx, `SELECT p.name, p.id FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id WHERE q.name = 'group'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		var id uuid.UUID
+		if err := rows.Scan(&name, &id); err != nil {
+			t.Fatal(err)
+		}
+		pids[name] = id
+	}
+	if rows.Err() != nil || len(pids) != 3 {
+		t.Fatalf("partitions %v, %v", pids, rows.Err())
+	}
+
+	req := func() *appendReq {
+		r := &appendReq{}
+		for range 2 {
+			txn := uuid.NewString()
+			f := frame.Encode(frame.Message{CreatedAt: e.clock.Now(), TxnID: txn, Payload: json.RawMessage(`1`)})
+			r.hashes = append(r.hashes, store.TxnHash(txn))
+			r.frames = append(r.frames, f)
+			r.times = append(r.times, e.clock.Now())
+			r.bytes += len(f)
+		}
+		return r
+	}
+	gone := uuid.New()
+	group := []*flushJob{
+		{pid: pids["a"], reqs: []*appendReq{req()}},
+		{pid: gone, reqs: []*appendReq{req()}},
+		{pid: pids["b"], reqs: []*appendReq{req(), req()}},
+		{pid: pids["c"], reqs: []*appendReq{req()}},
+	}
+	e.writeGroup(ctx, group)
+
+	for _, j := range group {
+		if j.pid == gone {
+			if !errors.Is(j.err, store.ErrPartitionGone) {
+				t.Errorf("the gone partition's append answered %v, want ErrPartitionGone", j.err)
+			}
+			continue
+		}
+		if j.err != nil {
+			t.Errorf("partition %s failed with the gone one: %v", j.pid, j.err)
+			continue
+		}
+		next := int64(1) // each partition holds its first message at 0
+		for _, r := range j.reqs {
+			for _, res := range r.results {
+				if res.Duplicate || res.Offset != next {
+					t.Errorf("partition %s: result %+v, want a new message at %d", j.pid, res, next)
+				}
+				next++
+			}
+		}
+	}
+	for name, want := range map[string]int64{"a": 3, "b": 5, "c": 3} {
+		var frames int64
+		if err := pool.QueryRow(ctx, `SELECT coalesce(sum(frame_count), 0) FROM lethe.segments WHERE partition_id = $1`, pids[name]).Scan(&frames); err != nil {
+			t.Fatal(err)
+		}
+		if frames != want {
+			t.Errorf("partition %s holds %d frames, want %d (each written once)", name, frames, want)
+		}
+	}
+}
