@@ -318,8 +318,8 @@ func (r *runner) ceiling(ctx context.Context, size int) {
 	// Each ceiling runs when a lethe scenario compared with it was chosen
 	// (or lethe is not run at all); segment read reads what ingest wrote.
 	for _, s := range []struct {
-		name string
-		f    func(context.Context, *ceiling.Env, int) error
+		name      string
+		f         func(context.Context, *ceiling.Env, int) error
 		scenarios []string
 	}{
 		{"tables", func(ctx context.Context, env *ceiling.Env, _ int) error { return ceiling.Prepare(ctx, env) }, nil},
