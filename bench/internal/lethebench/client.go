@@ -93,12 +93,7 @@ type popThin struct {
 
 // pop leases up to batch messages of queue to group; none on 204.
 func (c *client) pop(ctx context.Context, queue, group string, batch int, wait time.Duration, withData bool) ([]popped, error) {
-	q := url.Values{"batch": {strconv.Itoa(batch)}, "consumerGroup": {group}}
-	if wait > 0 {
-		q.Set("wait", "true")
-		q.Set("timeout", strconv.FormatInt(wait.Milliseconds(), 10))
-	}
-	path := "/api/v1/pop/queue/" + url.PathEscape(queue) + "?" + q.Encode()
+	path := popPath(queue, group, batch, wait)
 	if withData {
 		var a popAnswer
 		_, err := c.do(ctx, http.MethodGet, path, nil, &a)
@@ -109,6 +104,24 @@ func (c *client) pop(ctx context.Context, queue, group string, batch int, wait t
 		return nil, err
 	}
 	return thinMessages(raw)
+}
+
+// popPath is the pop request for up to batch messages of queue for group,
+// waiting up to wait for some (0: wait=false, answer at once).
+func popPath(queue, group string, batch int, wait time.Duration) string {
+	q := url.Values{"batch": {strconv.Itoa(batch)}, "consumerGroup": {group}, "wait": {"false"}}
+	if wait > 0 {
+		q.Set("wait", "true")
+		q.Set("timeout", strconv.FormatInt(wait.Milliseconds(), 10))
+	}
+	return "/api/v1/pop/queue/" + url.PathEscape(queue) + "?" + q.Encode()
+}
+
+// popRaw is pop that returns the answer's bytes (none on 204) unread.
+func (c *client) popRaw(ctx context.Context, queue, group string, batch int) ([]byte, error) {
+	var raw rawBody
+	_, err := c.do(ctx, http.MethodGet, popPath(queue, group, batch, 0), nil, &raw)
+	return raw, err
 }
 
 // rawBody takes an answer as bytes, for thinMessages.
