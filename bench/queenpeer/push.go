@@ -45,7 +45,7 @@ func pushBacklog(ctx context.Context, o options, led *ledger, progress io.Writer
 		if !ok || err != nil {
 			return 0, err
 		}
-		if err := c.Push(ctx, p.body); err != nil {
+		if err := c.PushAny2xx(ctx, p.body); err != nil {
 			src.retry <- p
 			return 0, err
 		}

@@ -62,6 +62,14 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, into 
 	return resp.StatusCode, nil
 }
 
+// pushAny2xx sends a push body and takes any 2xx as success: Queen means
+// 201 but answers 200 (it writes its headers before the status, and
+// uWebSockets then sends 200 OK).
+func (c *client) pushAny2xx(ctx context.Context, body []byte) error {
+	_, err := c.do(ctx, http.MethodPost, "/api/v1/push", body, nil)
+	return err
+}
+
 // push sends a pre-assembled push body; 201 is the only success.
 func (c *client) push(ctx context.Context, body []byte) error {
 	status, err := c.do(ctx, http.MethodPost, "/api/v1/push", body, nil)
@@ -117,11 +125,28 @@ func popPath(queue, group string, batch int, wait time.Duration) string {
 	return "/api/v1/pop/queue/" + url.PathEscape(queue) + "?" + q.Encode()
 }
 
-// popRaw is pop that returns the answer's bytes (none on 204) unread.
+// popRaw is pop that returns the answer's bytes unread: none on 204, and
+// none when a server answers 200 with an empty body (Queen does, for an
+// empty pop, where it means 204).
 func (c *client) popRaw(ctx context.Context, queue, group string, batch int) ([]byte, error) {
-	var raw rawBody
-	_, err := c.do(ctx, http.MethodGet, popPath(queue, group, batch, 0), nil, &raw)
-	return raw, err
+	path := popPath(queue, group, batch, 0)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: read answer: %w", path, err)
+	}
+	if resp.StatusCode >= 300 {
+		return nil, fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, bytes.TrimSpace(body[:min(len(body), 512)]))
+	}
+	return body, nil
 }
 
 // rawBody takes an answer as bytes, for thinMessages.
