@@ -17,9 +17,11 @@
 #              default: the binary's folder's parent (server/ of Queen's tree)
 #   OUT        where the JSON lines and the logs go, default bench/out/queen
 #   PG_BIN     PostgreSQL's binaries, default `pg_config --bindir`
-# Anything else in the environment reaches both servers (NUM_WORKERS,
-# DB_POOL_SIZE for Queen; lethe's own variables), so both run with their
-# shipped defaults unless you say otherwise.
+# Anything else in the environment reaches both servers (DB_POOL_SIZE for
+# Queen; lethe's own variables), so both run with their shipped defaults
+# unless you say otherwise, but for one: Queen runs NUM_WORKERS = 2 x cores
+# unless NUM_WORKERS is set (its default, 10, is more than the 2 x cores
+# it warns against on a small machine).
 #
 # PostgreSQL runs with lethe's embedded settings (internal/pgembed): fsync
 # on, max_wal_size 256MB, min_wal_size 64MB, checkpoint_timeout 5min,
@@ -109,6 +111,7 @@ go build -o "$tmp/queenpeer" ./bench/queenpeer
 queen_port=$(free_port)
 (cd "$queen_dir" && exec env PORT="$queen_port" HOST=127.0.0.1 PG_HOST=127.0.0.1 PG_PORT="$pg_port" \
 	PG_USER=postgres PG_PASSWORD=postgres PG_DB=queen LOG_LEVEL="${QUEEN_LOG_LEVEL:-warn}" \
+	NUM_WORKERS="${NUM_WORKERS:-$((2 * $(nproc)))}" \
 	FILE_BUFFER_DIR="$tmp/queen-buffers" \
 	"$queen_bin" >"$tmp/queen.log" 2>&1) &
 pids+=($!)
@@ -141,7 +144,11 @@ done
 sed -n 's/.*"system":"\([a-z]*\)".*"push":{"msg_per_s":\([^,]*\),.*"pop_ack":{"msg_per_s":\([^,]*\),.*"complete":\([a-z]*\).*/\1 \2 \3 \4/p' "$jsonl" |
 	awk '{ push[$1] += $2; pop[$1] += $3; runs[$1]++; if ($4 != "true") bad++ }
 	END {
-		for (s in runs) printf "queen.sh: %-5s %d runs: push %.0f msg/s, pop+ack %.0f msg/s (means)\n", s, runs[s], push[s]/runs[s], pop[s]/runs[s]
+		split("lethe queen", order, " ")
+		for (i = 1; i <= 2; i++) {
+			s = order[i]
+			if (runs[s]) printf "queen.sh: %-5s %d runs: push %.0f msg/s, pop+ack %.0f msg/s (means)\n", s, runs[s], push[s]/runs[s], pop[s]/runs[s]
+		}
 		if (runs["lethe"] && runs["queen"] && pop["queen"] > 0 && push["queen"] > 0)
 			printf "queen.sh: lethe / Queen: pop+ack %.2fx, push %.2fx\n", (pop["lethe"]/runs["lethe"]) / (pop["queen"]/runs["queen"]), (push["lethe"]/runs["lethe"]) / (push["queen"]/runs["queen"])
 		if (bad) printf "queen.sh: %d runs incomplete: their rates do not measure a whole backlog\n", bad
