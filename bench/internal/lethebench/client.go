@@ -62,6 +62,14 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, into 
 	return resp.StatusCode, nil
 }
 
+// pushAny2xx sends a push body and takes any 2xx as success: Queen means
+// 201 but answers 200 (it writes its headers before the status, and
+// uWebSockets then sends 200 OK).
+func (c *client) pushAny2xx(ctx context.Context, body []byte) error {
+	_, err := c.do(ctx, http.MethodPost, "/api/v1/push", body, nil)
+	return err
+}
+
 // push sends a pre-assembled push body; 201 is the only success.
 func (c *client) push(ctx context.Context, body []byte) error {
 	status, err := c.do(ctx, http.MethodPost, "/api/v1/push", body, nil)
@@ -93,12 +101,7 @@ type popThin struct {
 
 // pop leases up to batch messages of queue to group; none on 204.
 func (c *client) pop(ctx context.Context, queue, group string, batch int, wait time.Duration, withData bool) ([]popped, error) {
-	q := url.Values{"batch": {strconv.Itoa(batch)}, "consumerGroup": {group}}
-	if wait > 0 {
-		q.Set("wait", "true")
-		q.Set("timeout", strconv.FormatInt(wait.Milliseconds(), 10))
-	}
-	path := "/api/v1/pop/queue/" + url.PathEscape(queue) + "?" + q.Encode()
+	path := popPath(queue, group, batch, wait)
 	if withData {
 		var a popAnswer
 		_, err := c.do(ctx, http.MethodGet, path, nil, &a)
@@ -109,6 +112,41 @@ func (c *client) pop(ctx context.Context, queue, group string, batch int, wait t
 		return nil, err
 	}
 	return thinMessages(raw)
+}
+
+// popPath is the pop request for up to batch messages of queue for group,
+// waiting up to wait for some (0: wait=false, answer at once).
+func popPath(queue, group string, batch int, wait time.Duration) string {
+	q := url.Values{"batch": {strconv.Itoa(batch)}, "consumerGroup": {group}, "wait": {"false"}}
+	if wait > 0 {
+		q.Set("wait", "true")
+		q.Set("timeout", strconv.FormatInt(wait.Milliseconds(), 10))
+	}
+	return "/api/v1/pop/queue/" + url.PathEscape(queue) + "?" + q.Encode()
+}
+
+// popRaw is pop that returns the answer's bytes unread: none on 204, and
+// none when a server answers 200 with an empty body (Queen does, for an
+// empty pop, where it means 204).
+func (c *client) popRaw(ctx context.Context, queue, group string, batch int) ([]byte, error) {
+	path := popPath(queue, group, batch, 0)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: read answer: %w", path, err)
+	}
+	if resp.StatusCode >= 300 {
+		return nil, fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, bytes.TrimSpace(body[:min(len(body), 512)]))
+	}
+	return body, nil
 }
 
 // rawBody takes an answer as bytes, for thinMessages.

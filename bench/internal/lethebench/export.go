@@ -36,3 +36,14 @@ func (c *Client) Ack(ctx context.Context, group string, msgs []Message) error {
 func (c *Client) Configure(ctx context.Context, queue string, options map[string]any) error {
 	return c.c.configure(ctx, queue, options)
 }
+
+// PushAny2xx sends a push body; any 2xx is a success (Queen answers 200).
+func (c *Client) PushAny2xx(ctx context.Context, body []byte) error { return c.c.pushAny2xx(ctx, body) }
+
+// PopRaw leases up to batch messages of queue to group without waiting and
+// returns the answer's bytes, empty when nothing was leased (204), for a
+// caller that reads the answer itself (a server whose keys come in another
+// order than lethe's, which thinMessages relies on).
+func (c *Client) PopRaw(ctx context.Context, queue, group string, batch int) ([]byte, error) {
+	return c.c.popRaw(ctx, queue, group, batch)
+}
