@@ -141,3 +141,44 @@ func TestCoreTransactionFailedCreatesNoCatalogRows(t *testing.T) {
 	e.popN(engine.PopRequest{Queue: "new-queue", Partition: "p1"}, 1)
 	e.popN(engine.PopRequest{Queue: "in", Partition: "new-partition"}, 1)
 }
+
+// A transactional push whose queue was deleted behind the catalog's back
+// (another replica deleted it) aborts whole with a message to retry, even
+// when its other partitions' appends travel in the same pipelined batch;
+// the retry creates the queue again and succeeds.
+func TestCoreTransactionPushToDeletedQueueAbortsWhole(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.push("keep", "a", `1`)
+	e.push("gone", "b", `1`)
+	e.push("keep", "c", `1`)
+	for _, sql := range []string{
+		`DELETE FROM lethe.segments s USING lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'gone'`,
+		`DELETE FROM lethe.txns t USING lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id WHERE t.partition_id = p.id AND q.name = 'gone'`,
+		`DELETE FROM lethe.partitions p USING lethe.queues q WHERE q.id = p.queue_id AND q.name = 'gone'`,
+		`DELETE FROM lethe.queues WHERE name = 'gone'`,
+	} {
+		if _, err := e.pool.Exec(e.ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := e.rowCounts()
+	req := api.TransactionRequest{Operations: []api.Operation{{Type: "push", Items: []api.PushItem{
+		{Queue: "keep", Partition: "a", Payload: json.RawMessage(`2`)},
+		{Queue: "gone", Partition: "b", Payload: json.RawMessage(`2`)},
+		{Queue: "keep", Partition: "c", Payload: json.RawMessage(`2`)},
+	}}}}
+	resp, err := e.eng.Transaction(e.ctx, req, "")
+	if err != nil || resp.Success || !strings.Contains(resp.Error, "queue gone was deleted meanwhile; retry") {
+		t.Fatalf("transaction into a deleted queue = %+v, %v; want success:false asking to retry", resp, err)
+	}
+	if after := e.rowCounts(); after["stored messages"] != before["stored messages"] {
+		t.Errorf("the aborted transaction stored %d messages", after["stored messages"]-before["stored messages"])
+	}
+	if resp, err = e.eng.Transaction(e.ctx, req, ""); err != nil || !resp.Success {
+		t.Fatalf("the retry = %+v, %v; want success", resp, err)
+	}
+	if after := e.rowCounts(); after["stored messages"] != before["stored messages"]+3 {
+		t.Errorf("the retry stored %d messages, want 3", after["stored messages"]-before["stored messages"])
+	}
+}

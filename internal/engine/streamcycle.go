@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-mq/lethe/api"
-	"github.com/lethe-mq/lethe/internal/store"
 	"github.com/lethe-mq/lethe/internal/validate"
 )
 
@@ -162,22 +161,20 @@ func (e *Engine) appendCyclePush(ctx context.Context, tx pgx.Tx, p *txPush, fx *
 	slices.SortFunc(order, func(a, b int) int {
 		return cmpStrings(p.reqs[a].queue, p.reqs[b].queue, p.reqs[a].partition, p.reqs[b].partition)
 	})
-	out := make([]api.PushResult, len(p.prep))
-	for _, j := range order {
-		r := p.reqs[j]
-		b := store.NewBatch(len(r.frames), r.bytes)
-		for k, f := range r.frames {
-			b.Add(r.hashes[k], f, r.times[k])
-		}
-		res, err := store.Append(ctx, tx, r.pid, b, now)
-		if errors.Is(err, store.ErrPartitionGone) {
-			e.catalog.forgetQueue(r.queue)
-			return nil, errTxAborted{fmt.Sprintf("push_items: queue %s was deleted meanwhile; retry", r.queue)}
-		}
-		if err != nil {
-			return nil, err
-		}
-		fillPushResults(out, p.prep, p.idx[j], r.pid, res)
+	sorted := &txPush{prep: p.prep, reqs: make([]*appendReq, len(order)), idx: make([][]int, len(order))}
+	for k, j := range order {
+		sorted.reqs[k], sorted.idx[k] = p.reqs[j], p.idx[j]
+	}
+	out, err := e.txAppendAt(ctx, tx, sorted, now)
+	var gone errPartitionGoneIn
+	if errors.As(err, &gone) {
+		e.catalog.forgetQueue(gone.queue)
+		return nil, errTxAborted{fmt.Sprintf("push_items: queue %s was deleted meanwhile; retry", gone.queue)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range sorted.reqs {
 		fx.pushed(r.queue, len(r.frames))
 	}
 	return out, nil

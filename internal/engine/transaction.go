@@ -196,26 +196,60 @@ func (e *Engine) runOperation(ctx context.Context, tx pgx.Tx, i int, op api.Oper
 		run.results[i], _ = json.Marshal(res)
 		return nil
 	}
-	out := make([]api.PushResult, len(push.prep))
-	now := e.clock.Now()
-	for j, r := range push.reqs {
-		b := store.NewBatch(len(r.frames), r.bytes)
-		for k, f := range r.frames {
-			b.Add(r.hashes[k], f, r.times[k])
-		}
-		res, err := store.Append(ctx, tx, r.pid, b, now)
-		if errors.Is(err, store.ErrPartitionGone) {
-			e.catalog.forgetQueue(r.queue)
-			return errTxAborted{fmt.Sprintf("operations[%d] (push): queue %s was deleted meanwhile; retry", i, r.queue)}
-		}
-		if err != nil {
-			return err
-		}
-		fillPushResults(out, push.prep, push.idx[j], r.pid, res)
+	out, err := e.txAppend(ctx, tx, push)
+	var gone errPartitionGoneIn
+	if errors.As(err, &gone) {
+		e.catalog.forgetQueue(gone.queue)
+		return errTxAborted{fmt.Sprintf("operations[%d] (push): queue %s was deleted meanwhile; retry", i, gone.queue)}
+	}
+	if err != nil {
+		return err
+	}
+	for _, r := range push.reqs {
 		run.fx.pushed(r.queue, len(r.frames))
 	}
 	run.results[i], _ = json.Marshal(out)
 	return nil
+}
+
+// errPartitionGoneIn is an append that found its partition deleted, with
+// the queue it belonged to.
+type errPartitionGoneIn struct{ queue string }
+
+func (e errPartitionGoneIn) Error() string {
+	return "partition of queue " + e.queue + " no longer exists"
+}
+
+// txAppend writes a push operation's segments inside tx, one per
+// partition, pipelined in one round trip as a commit group is.
+func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush) ([]api.PushResult, error) {
+	return e.txAppendAt(ctx, tx, push, e.clock.Now())
+}
+
+// txAppendAt is txAppend at now, in the order of push.reqs (the order the
+// partition rows are locked in).
+func (e *Engine) txAppendAt(ctx context.Context, tx pgx.Tx, push *txPush, now time.Time) ([]api.PushResult, error) {
+	out := make([]api.PushResult, len(push.prep))
+	errs := make([]error, len(push.reqs))
+	batch := &pgx.Batch{}
+	for j, r := range push.reqs {
+		store.QueueAppend(batch, r.pid, segmentOf([]*appendReq{r}), now, func(res []store.Appended, err error) {
+			errs[j] = err
+			if err == nil {
+				fillPushResults(out, push.prep, push.idx[j], r.pid, res)
+			}
+		})
+	}
+	closeErr := tx.SendBatch(ctx, batch).Close()
+	for j, err := range errs {
+		if errors.Is(err, store.ErrPartitionGone) {
+			return nil, errPartitionGoneIn{queue: push.reqs[j].queue}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, closeErr
 }
 
 // txAck applies one ack operation with the same code as Ack.
