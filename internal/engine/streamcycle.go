@@ -165,10 +165,9 @@ func (e *Engine) appendCyclePush(ctx context.Context, tx pgx.Tx, p *txPush, fx *
 	for k, j := range order {
 		sorted.reqs[k], sorted.idx[k] = p.reqs[j], p.idx[j]
 	}
-	out, err := e.txAppendAt(ctx, tx, sorted, now)
+	out, err := e.txAppend(ctx, tx, sorted, now)
 	var gone errPartitionGoneIn
 	if errors.As(err, &gone) {
-		e.catalog.forgetQueue(gone.queue)
 		return nil, errTxAborted{fmt.Sprintf("push_items: queue %s was deleted meanwhile; retry", gone.queue)}
 	}
 	if err != nil {

@@ -196,10 +196,9 @@ func (e *Engine) runOperation(ctx context.Context, tx pgx.Tx, i int, op api.Oper
 		run.results[i], _ = json.Marshal(res)
 		return nil
 	}
-	out, err := e.txAppend(ctx, tx, push)
+	out, err := e.txAppend(ctx, tx, push, e.clock.Now())
 	var gone errPartitionGoneIn
 	if errors.As(err, &gone) {
-		e.catalog.forgetQueue(gone.queue)
 		return errTxAborted{fmt.Sprintf("operations[%d] (push): queue %s was deleted meanwhile; retry", i, gone.queue)}
 	}
 	if err != nil {
@@ -220,15 +219,12 @@ func (e errPartitionGoneIn) Error() string {
 	return "partition of queue " + e.queue + " no longer exists"
 }
 
-// txAppend writes a push operation's segments inside tx, one per
-// partition, pipelined in one round trip as a commit group is.
-func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush) ([]api.PushResult, error) {
-	return e.txAppendAt(ctx, tx, push, e.clock.Now())
-}
-
-// txAppendAt is txAppend at now, in the order of push.reqs (the order the
-// partition rows are locked in).
-func (e *Engine) txAppendAt(ctx context.Context, tx pgx.Tx, push *txPush, now time.Time) ([]api.PushResult, error) {
+// txAppend writes a push operation's segments inside tx at now, one per
+// partition in the order of push.reqs (the order their rows are locked
+// in), pipelined in one round trip as a commit group is. A partition
+// found deleted makes the catalog forget its queue and answers
+// errPartitionGoneIn.
+func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time.Time) ([]api.PushResult, error) {
 	out := make([]api.PushResult, len(push.prep))
 	errs := make([]error, len(push.reqs))
 	batch := &pgx.Batch{}
@@ -243,6 +239,7 @@ func (e *Engine) txAppendAt(ctx context.Context, tx pgx.Tx, push *txPush, now ti
 	closeErr := tx.SendBatch(ctx, batch).Close()
 	for j, err := range errs {
 		if errors.Is(err, store.ErrPartitionGone) {
+			e.catalog.forgetQueue(push.reqs[j].queue)
 			return nil, errPartitionGoneIn{queue: push.reqs[j].queue}
 		}
 		if err != nil {

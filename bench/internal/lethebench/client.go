@@ -31,7 +31,8 @@ func newClient(base string, conns int) *client {
 
 func (c *client) close() { c.hc.CloseIdleConnections() }
 
-// do sends body (nil for GET) and returns the status and the answer.
+// do sends body (nil for GET) and returns the status and the answer,
+// decoded into into, or as it came when into is a *[]byte.
 func (c *client) do(ctx context.Context, method, path string, body []byte, into any) (int, error) {
 	var rd io.Reader
 	if body != nil {
@@ -52,6 +53,13 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, into 
 	if resp.StatusCode >= 300 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(msg))
+	}
+	if raw, ok := into.(*[]byte); ok {
+		// The answer's bytes, unparsed (none on 204 or an empty body).
+		if *raw, err = io.ReadAll(resp.Body); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s %s: read answer: %w", method, path, err)
+		}
+		return resp.StatusCode, nil
 	}
 	if into != nil && resp.StatusCode != http.StatusNoContent {
 		if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
@@ -107,7 +115,7 @@ func (c *client) pop(ctx context.Context, queue, group string, batch int, wait t
 		_, err := c.do(ctx, http.MethodGet, path, nil, &a)
 		return a.Messages, err
 	}
-	var raw rawBody
+	var raw []byte
 	if _, err := c.do(ctx, http.MethodGet, path, nil, &raw); err != nil {
 		return nil, err
 	}
@@ -129,30 +137,10 @@ func popPath(queue, group string, batch int, wait time.Duration) string {
 // none when a server answers 200 with an empty body (Queen does, for an
 // empty pop, where it means 204).
 func (c *client) popRaw(ctx context.Context, queue, group string, batch int) ([]byte, error) {
-	path := popPath(queue, group, batch, 0)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: read answer: %w", path, err)
-	}
-	if resp.StatusCode >= 300 {
-		return nil, fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, bytes.TrimSpace(body[:min(len(body), 512)]))
-	}
-	return body, nil
+	var raw []byte
+	_, err := c.do(ctx, http.MethodGet, popPath(queue, group, batch, 0), nil, &raw)
+	return raw, err
 }
-
-// rawBody takes an answer as bytes, for thinMessages.
-type rawBody []byte
-
-func (r *rawBody) UnmarshalJSON(b []byte) error { *r = append((*r)[:0], b...); return nil }
 
 // thinMessages pulls the three ids of each message out of a pop answer
 // without decoding the payloads: the load generator shares the machine's
