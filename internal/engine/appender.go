@@ -59,9 +59,12 @@ type appendReq struct {
 	partition string
 	pid       uuid.UUID // set by a transaction, which writes without the appender
 	hashes    []int64
-	frames    [][]byte
-	times     []time.Time
-	bytes     int
+	// minted[i] says frames[i]'s transaction id was minted by this push
+	// (store.Batch.AddMinted); nil when none was.
+	minted []bool
+	frames [][]byte
+	times  []time.Time
+	bytes  int
 	// results[i] is the outcome of frames[i]; filled before done closes.
 	results []store.Appended
 	err     error
@@ -249,7 +252,11 @@ func segmentOf(reqs []*appendReq) *store.Batch {
 	b := store.NewBatch(n, size)
 	for _, r := range reqs {
 		for k, f := range r.frames {
-			b.Add(r.hashes[k], f, r.times[k])
+			if r.minted != nil && r.minted[k] {
+				b.AddMinted(r.hashes[k], f, r.times[k])
+			} else {
+				b.Add(r.hashes[k], f, r.times[k])
+			}
 		}
 	}
 	return b

@@ -265,3 +265,33 @@ func TestCorePushRejectsBadItems(t *testing.T) {
 	}
 	coreSameCounts(t, map[string]int64{"queues": 0, "partitions": 0, "stored segments": 0, "stored hashes": 0}, e.rowCounts())
 }
+
+// Items without a transactionId (lethe mints one, and does not look it up)
+// mixed in one request with items that repeat a producer's id: every
+// repeat is still found, wherever the minted ones stand in the request.
+func TestCorePushDuplicateAmongMintedIDs(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	item := func(txn, data string) api.PushItem {
+		return api.PushItem{Queue: "mixed", Partition: "p", TransactionID: txn, Payload: json.RawMessage(data)}
+	}
+	first := e.pushItems(item("tx-e", `1`))
+	got := e.pushItems(item("tx-f", `2`), item("", `3`), item("tx-e", `4`), item("", `5`), item("tx-f", `6`))
+	want := []string{api.StatusQueued, api.StatusQueued, api.StatusDuplicate, api.StatusQueued, api.StatusDuplicate}
+	for i, r := range got {
+		if r.Status != want[i] {
+			t.Errorf("item %d = %+v, want %s", i, r, want[i])
+		}
+	}
+	if got[2].MessageID != first[0].MessageID || got[4].MessageID != got[0].MessageID {
+		t.Errorf("repeats answered %s and %s, want %s and %s", got[2].MessageID, got[4].MessageID, first[0].MessageID, got[0].MessageID)
+	}
+	// A minted id first, then a repeat.
+	if again := e.pushItems(item("", `7`), item("tx-e", `8`)); again[0].Status != api.StatusQueued || again[1].Status != api.StatusDuplicate {
+		t.Errorf("minted then repeated = %+v, want queued then duplicate", again)
+	}
+	resp := e.popN(engine.PopRequest{Queue: "mixed", Partition: "p", Batch: 100}, 5)
+	if got := strings.Join(corePayloads(resp), ","); got != "1,2,3,5,7" {
+		t.Errorf("the partition holds %s, want 1,2,3,5,7", got)
+	}
+}

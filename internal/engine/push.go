@@ -26,8 +26,10 @@ type prepared struct {
 	index int
 	item  api.PushItem
 	hash  int64
-	frame []byte
-	at    time.Time
+	// minted says lethe minted the transaction id (the item had none).
+	minted bool
+	frame  []byte
+	at     time.Time
 }
 
 // validatePush checks items by the rules of package validate; nothing is
@@ -50,14 +52,15 @@ func (e *Engine) preparePush(items []api.PushItem, queues map[string]*Queue, pro
 		if len(it.Payload) == 0 {
 			it.Payload = json.RawMessage("null") // as Queen stores a missing payload
 		}
-		if it.TransactionID == "" {
+		minted := it.TransactionID == ""
+		if minted {
 			it.TransactionID = uuid.NewString()
 		}
 		m := frame.Message{CreatedAt: now, TxnID: it.TransactionID, TraceID: it.TraceID, ProducerSub: producerSub, Payload: it.Payload}
 		if err := e.sealFor(queues[it.Queue], &m); err != nil {
 			return nil, err
 		}
-		out[i] = prepared{index: i, item: it, hash: store.TxnHash(it.TransactionID), at: now, frame: frame.Encode(m)}
+		out[i] = prepared{index: i, item: it, hash: store.TxnHash(it.TransactionID), minted: minted, at: now, frame: frame.Encode(m)}
 	}
 	return out, nil
 }
@@ -79,6 +82,12 @@ func groupByPartition(items []prepared) ([]*appendReq, [][]int) {
 		}
 		r := reqs[j]
 		r.hashes = append(r.hashes, p.hash)
+		if p.minted && r.minted == nil {
+			r.minted = make([]bool, len(r.hashes)-1, cap(r.hashes))
+		}
+		if r.minted != nil {
+			r.minted = append(r.minted, p.minted)
+		}
 		r.frames = append(r.frames, p.frame)
 		r.times = append(r.times, p.at)
 		r.bytes += len(p.frame)

@@ -16,7 +16,10 @@ import (
 // batch is kept once and answered as a duplicate of its first occurrence,
 // so the database stores the batch as one segment without per-frame work.
 type Batch struct {
-	hashes  []int64
+	hashes []int64
+	// probe is the hashes to look up in the sidecar: all but those of
+	// transaction ids minted for this append (AddMinted).
+	probe   []int64
 	lens    []int32
 	blob    []byte
 	firstAt time.Time
@@ -32,6 +35,7 @@ type Batch struct {
 func NewBatch(frames, bytes int) *Batch {
 	return &Batch{
 		hashes:   make([]int64, 0, frames),
+		probe:    make([]int64, 0, frames),
 		lens:     make([]int32, 0, frames),
 		blob:     make([]byte, 0, bytes),
 		repeatOf: make([]int, 0, frames),
@@ -42,7 +46,14 @@ func NewBatch(frames, bytes int) *Batch {
 
 // Add appends one encoded frame with its transaction-id hash (TxnHash) and
 // creation time.
-func (b *Batch) Add(hash int64, f []byte, at time.Time) {
+func (b *Batch) Add(hash int64, f []byte, at time.Time) { b.add(hash, f, at, true) }
+
+// AddMinted is Add for a frame whose transaction id was minted at random
+// for this append (a push item without one): no earlier message can carry
+// it, so the sidecar is not searched for it. Its hash is still stored.
+func (b *Batch) AddMinted(hash int64, f []byte, at time.Time) { b.add(hash, f, at, false) }
+
+func (b *Batch) add(hash int64, f []byte, at time.Time, probe bool) {
 	pos := len(b.repeatOf)
 	if j, ok := b.first[hash]; ok {
 		b.repeatOf = append(b.repeatOf, j)
@@ -52,6 +63,9 @@ func (b *Batch) Add(hash int64, f []byte, at time.Time) {
 	b.repeatOf = append(b.repeatOf, -1)
 	b.sent = append(b.sent, pos)
 	b.hashes = append(b.hashes, hash)
+	if probe {
+		b.probe = append(b.probe, hash)
+	}
 	b.lens = append(b.lens, int32(len(f)))
 	b.blob = append(b.blob, f...)
 	if len(b.sent) == 1 || at.Before(b.firstAt) {
@@ -73,9 +87,9 @@ type Appended struct {
 	Duplicate bool
 }
 
-// appendSQL is one segment's append: partition row lock, one sidecar lookup,
-// one segment row (lethe.append).
-const appendSQL = `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append($1, $2, $3, $4, $5, $6, $7)`
+// appendSQL is one segment's append: partition row lock, one sidecar lookup
+// of the hashes to probe, one segment row (lethe.append, migration 150).
+const appendSQL = `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append($1, $2, $3, $4, $5, $6, $7, $8)`
 
 // Append stores b as one segment at the end of partition pid in one round
 // trip and answers one Appended per frame added, in order. It runs on q, so
@@ -84,7 +98,7 @@ func Append(ctx context.Context, q Querier, pid uuid.UUID, b *Batch, now time.Ti
 	if b.Len() == 0 {
 		return nil, nil
 	}
-	return b.decode(pid, q.QueryRow(ctx, appendSQL, pid, b.hashes, b.lens, b.blob, b.firstAt, b.lastAt, now))
+	return b.decode(pid, q.QueryRow(ctx, appendSQL, pid, b.hashes, b.probe, b.lens, b.blob, b.firstAt, b.lastAt, now))
 }
 
 // QueueAppend queues b's append to partition pid on batch, so that the
@@ -96,7 +110,7 @@ func QueueAppend(batch *pgx.Batch, pid uuid.UUID, b *Batch, now time.Time, done 
 		done(nil, nil)
 		return
 	}
-	batch.Queue(appendSQL, pid, b.hashes, b.lens, b.blob, b.firstAt, b.lastAt, now).QueryRow(func(row pgx.Row) error {
+	batch.Queue(appendSQL, pid, b.hashes, b.probe, b.lens, b.blob, b.firstAt, b.lastAt, now).QueryRow(func(row pgx.Row) error {
 		out, err := b.decode(pid, row)
 		done(out, err)
 		return err

@@ -156,3 +156,38 @@ func TestAppendRecordsTimeRange(t *testing.T) {
 		t.Errorf("segment spans %s..%s, want %s..%s", first, last, t0, t0.Add(2*time.Second))
 	}
 }
+
+// A minted transaction id (AddMinted) is not looked up: it is stored even
+// where its hash is already in the sidecar (which only a 64-bit collision
+// could cause; here it is forced), while the same hash added as a
+// producer's id is answered as the duplicate it is. Its hash is still
+// stored, so the message is found by it, and a minted id still repeats
+// itself within one batch.
+func TestAppendMintedIDsAreNotLookedUp(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a := e.partition("q", "a")
+	e.appendAt(e.pool, a, t0, "x")
+
+	b := store.NewBatch(3, 0)
+	b.AddMinted(store.TxnHash("x"), encode("x", t0), t0)
+	b.Add(store.TxnHash("x"), encode("x", t0), t0)
+	b.AddMinted(store.TxnHash("m"), encode("m", t0), t0)
+	got, err := store.Append(e.ctx, e.pool, a, b, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The minted "x" is new (offset 1); the producer's "x" repeats the
+	// first one of this batch, as a repeat within a batch does.
+	want := []store.Appended{{Offset: 1}, {Offset: 1, Duplicate: true}, {Offset: 2}}
+	if !slices.Equal(got, want) {
+		t.Errorf("minted and producer ids answered %+v, want %+v", got, want)
+	}
+	if r := e.appendAt(e.pool, a, t0, "m"); !r[0].Duplicate || r[0].Offset != 2 {
+		t.Errorf("a producer's id equal to a minted one stored before = %+v, want a duplicate of offset 2", r[0])
+	}
+	off, found, err := store.TxnOffset(e.ctx, e.pool, a, store.TxnHash("m"))
+	if err != nil || !found || off != 2 {
+		t.Errorf("minted id resolves to %d, %v, %v; want offset 2", off, found, err)
+	}
+}
