@@ -124,21 +124,34 @@ func (e *Engine) writeGroup(ctx context.Context, group []*flushJob) {
 		return
 	}
 	slices.SortFunc(group, func(x, y *flushJob) int { return bytes.Compare(x.pid[:], y.pid[:]) })
-	// One round trip for the whole group: its appends are pipelined as one
+	now := e.clock.Now()
+	pids := make([]uuid.UUID, len(group))
+	segments := make([]*store.Batch, len(group))
+	for i, j := range group {
+		pids[i], segments[i] = j.pid, segmentOf(j.reqs)
+	}
+	// The common case in one statement per step for the whole group.
+	results, ok, err := store.AppendGroup(ctx, e.pool, pids, segments, now)
+	if err == nil && ok {
+		for i, j := range group {
+			fillResults(j.reqs, results[i])
+		}
+		return
+	}
+	// Else (a producer id may repeat, a partition may be gone) one
+	// lethe.append per partition, in one round trip: pipelined as one
 	// batch, which PostgreSQL runs as one implicit transaction (committed
 	// at the batch's Sync, rolled back whole on any error), so there is no
 	// BEGIN or COMMIT of its own to wait for either.
-	now := e.clock.Now()
 	batch := &pgx.Batch{}
-	for _, j := range group {
-		store.QueueAppend(batch, j.pid, segmentOf(j.reqs), now, func(results []store.Appended, err error) {
+	for i, j := range group {
+		store.QueueAppend(batch, j.pid, segments[i], now, func(results []store.Appended, err error) {
 			if err == nil {
 				fillResults(j.reqs, results)
 			}
 		})
 	}
-	err := e.pool.SendBatch(ctx, batch).Close()
-	if err == nil {
+	if e.pool.SendBatch(ctx, batch).Close() == nil {
 		return
 	}
 	for _, j := range group {

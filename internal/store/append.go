@@ -129,6 +129,13 @@ func (b *Batch) decode(pid uuid.UUID, row pgx.Row) ([]Appended, error) {
 		}
 		return nil, fmt.Errorf("append to partition %s: %w", pid, err)
 	}
+	return b.results(base, dupIdx, dupOffsets), nil
+}
+
+// results is one Appended per frame added, for a segment stored from
+// offset *base (nil: none stored) whose frames dupIdx (1-based, of those
+// sent) were found stored before at dupOffsets.
+func (b *Batch) results(base *int64, dupIdx []int32, dupOffsets []int64) []Appended {
 	out := make([]Appended, b.Len())
 	for k, j := range dupIdx {
 		out[b.sent[j-1]] = Appended{Offset: dupOffsets[k], Duplicate: true}
@@ -148,5 +155,5 @@ func (b *Batch) decode(pid uuid.UUID, row pgx.Row) ([]Appended, error) {
 			out[at] = Appended{Offset: out[j].Offset, Duplicate: true}
 		}
 	}
-	return out, nil
+	return out
 }

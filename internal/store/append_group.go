@@ -1,0 +1,61 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// appendGroupSQL writes a commit group's segments with one statement per
+// step (lethe.append_group, migration 151).
+const appendGroupSQL = `SELECT lethe.append_group($1, $2, $3, $4, $5, $6, $7, $8)`
+
+// AppendGroup stores each of batches as one segment at the end of its
+// partition, pids[i] for batches[i], in one call that commits with q's
+// transaction (or alone). The pids must be distinct and sorted by bytes
+// (the lock order). It handles the common case only: when a partition is
+// gone or some producer id may be stored already, it writes nothing and
+// answers ok false, and the caller appends each batch on its own (Append),
+// which answers duplicates and gone partitions one partition at a time.
+func AppendGroup(ctx context.Context, q Querier, pids []uuid.UUID, batches []*Batch, now time.Time) (out [][]Appended, ok bool, err error) {
+	if !slices.IsSortedFunc(pids, func(x, y uuid.UUID) int { return bytes.Compare(x[:], y[:]) }) {
+		return nil, false, fmt.Errorf("append group: partitions not in lock order")
+	}
+	g := groupArgsOf(batches)
+	var bases []int64
+	if err := q.QueryRow(ctx, appendGroupSQL, pids, g.counts, g.hashes, g.probe, g.blobs, g.firstAt, g.lastAt, now).Scan(&bases); err != nil {
+		return nil, false, fmt.Errorf("append a group of %d partitions: %w", len(pids), err)
+	}
+	if bases == nil {
+		return nil, false, nil
+	}
+	out = make([][]Appended, len(batches))
+	for i, b := range batches {
+		out[i] = b.results(&bases[i], nil, nil)
+	}
+	return out, true, nil
+}
+
+// groupArgs are a group's batches as lethe.append_group's arrays.
+type groupArgs struct {
+	counts          []int32
+	hashes, probe   []int64
+	blobs           [][]byte
+	firstAt, lastAt []time.Time
+}
+
+func groupArgsOf(batches []*Batch) groupArgs {
+	g := groupArgs{counts: make([]int32, len(batches)), blobs: make([][]byte, len(batches)),
+		firstAt: make([]time.Time, len(batches)), lastAt: make([]time.Time, len(batches))}
+	for i, b := range batches {
+		g.counts[i] = int32(len(b.hashes))
+		g.hashes = append(g.hashes, b.hashes...)
+		g.probe = append(g.probe, b.probe...)
+		g.blobs[i], g.firstAt[i], g.lastAt[i] = b.blob, b.firstAt, b.lastAt
+	}
+	return g
+}
