@@ -23,11 +23,12 @@ WITH part AS (
              LIMIT 1) h ON true
      WHERE $2::text = '' OR c.queue_name = $2
 ), bounded AS (
-    SELECT w.*, b.bound
+    -- A CASE, not a filtered lateral: the planner turns that one's WHERE
+    -- into a join filter and asks every partition's bound first.
+    SELECT w.*,
+           CASE WHEN w.completed_cutoff IS NOT NULL AND w.head_first_at < w.completed_cutoff
+                THEN lethe.completed_bound(w.partition_id) END AS bound
       FROM part w
-      LEFT JOIN LATERAL (
-            SELECT lethe.completed_bound(w.partition_id) AS bound
-             WHERE w.completed_cutoff IS NOT NULL AND w.head_first_at < w.completed_cutoff) b ON true
 ), flagged AS (
     SELECT w.*,
            w.head_base IS NOT NULL
