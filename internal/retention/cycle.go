@@ -91,9 +91,14 @@ func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, forceTiers bool, re
 	now := res.StartedAt
 	var work []queueWork
 	err := s.step(ctx, PhaseWorklist, 0, func(sctx context.Context) error {
+		known := s.heads.trusted(now)
 		var err error
-		work, err = loadWork(sctx, conn, now, "")
-		return err
+		if work, err = loadWork(sctx, conn, now, "", known); err != nil {
+			s.heads = heads{}
+			return err
+		}
+		s.heads = rememberHeads(work, known)
+		return nil
 	})
 	if err != nil {
 		if err := s.failed(ctx, conn, PhaseWorklist, "", "", err, res); err != nil {
@@ -105,6 +110,7 @@ func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, forceTiers bool, re
 	res.Queues, res.PartitionsDue = len(work), partitionsDue(work)
 	for _, q := range work {
 		res.Partitions += q.Partitions
+		res.HeadsRead += q.HeadsRead
 	}
 	for _, phase := range []func(context.Context, *pgx.Conn, []queueWork, time.Time, *CycleResult) error{
 		s.retentionPhase, s.evictionPhase,
@@ -175,7 +181,7 @@ func (s *Service) finish(ctx context.Context, conn *pgx.Conn, res *CycleResult, 
 	}
 	if !res.DeletedAnything() && !failed {
 		s.cfg.Logger.Debug("retention idle", "queues", res.Queues, "partitions", res.Partitions,
-			"elapsed_ms", res.Elapsed.Milliseconds())
+			"heads_read", res.HeadsRead, "elapsed_ms", res.Elapsed.Milliseconds())
 		return
 	}
 	if res.DeletedAnything() {

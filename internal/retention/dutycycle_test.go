@@ -87,7 +87,7 @@ func TestTheWorkListHoldsOnlyPartitionsWithWork(t *testing.T) {
 	if steps[PhaseRetention] != 1 || steps[PhaseEviction] != 0 {
 		t.Fatalf("steps by phase %v; want one retention step, of old only", steps)
 	}
-	work, err := loadWork(e.ctx, e.pool, e.clock.Now(), "")
+	work, err := loadWork(e.ctx, e.pool, e.clock.Now(), "", heads{})
 	if err != nil || len(work) != 1 || len(work[0].Due) != 0 || work[0].Partitions != 3 {
 		t.Fatalf("work list after the sweep: %+v, %v; want one queue of 3 partitions, none due", work, err)
 	}

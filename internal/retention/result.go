@@ -67,6 +67,10 @@ type CycleResult struct {
 	Queues        int
 	Partitions    int
 	PartitionsDue int
+	// HeadsRead counts the partitions whose head segment the work list
+	// read: every partition of a queue with a deleting rule, of the
+	// others those whose low watermark moved since the last work list.
+	HeadsRead int
 	// Retention, CompletedRetention and MaxWait are what each rule deleted.
 	Retention          Amount
 	CompletedRetention Amount

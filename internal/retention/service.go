@@ -30,6 +30,9 @@ type Service struct {
 	// connection, opened on the first cycle and again after it breaks.
 	cycleMu sync.Mutex
 	conn    *pgx.Conn
+	// heads are what the last work list read of the heads of queues
+	// with no deleting rule (guarded by cycleMu).
+	heads heads
 }
 
 // New returns a stopped Service on pool's database, whose schema must be

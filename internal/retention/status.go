@@ -118,7 +118,7 @@ func (s *Service) Status(ctx context.Context, queue string) (*Status, error) {
 // statusPartitions fills what the work list tells per queue and runs the
 // dry run of the partitions that have work.
 func (s *Service) statusPartitions(ctx context.Context, now time.Time, queue string, byName map[string]*QueueStatus) error {
-	work, err := loadWork(ctx, s.pool, now, queue)
+	work, err := loadWork(ctx, s.pool, now, queue, heads{}) // every head read: the status is exact
 	if err != nil {
 		return err
 	}

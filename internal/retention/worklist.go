@@ -34,6 +34,11 @@ type queueWork struct {
 	// WindowLagSeconds is how much older than its window that is.
 	WindowLagSeconds float64
 	Due              []partitionWork
+	// HeadsRead counts the partitions whose head segment the work list
+	// read; heads are those of a queue with no deleting rule, for the
+	// next work list.
+	HeadsRead int
+	heads     heads
 }
 
 // partitionWork is one partition with work, and which phases it needs.
@@ -52,9 +57,11 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// loadWork reads the work list at now, of every queue or of one.
-func loadWork(ctx context.Context, q querier, now time.Time, queue string) ([]queueWork, error) {
-	rows, err := q.Query(ctx, worklistSQL, now, queue)
+// loadWork reads the work list at now, of every queue or of one, trusting
+// the known heads of queues with no deleting rule (none: every head is
+// read).
+func loadWork(ctx context.Context, q querier, now time.Time, queue string, known heads) ([]queueWork, error) {
+	rows, err := q.Query(ctx, worklistSQL, now, queue, known.Partitions, known.Watermarks, known.FirstAt)
 	if err != nil {
 		return nil, fmt.Errorf("retention: build work list: %w", err)
 	}
@@ -72,7 +79,8 @@ func scanQueueWork(r pgx.CollectableRow) (queueWork, error) {
 	var retention, evict, txns []bool
 	err := r.Scan(&w.Queue, &w.RetentionCutoff, &w.CompletedCutoff, &w.EvictCutoff, &w.TxnCutoff,
 		&w.Partitions, &w.EmptyPartitions, &w.OldestAt, &w.WindowLagSeconds,
-		&ids, &names, &retention, &evict, &txns)
+		&ids, &names, &retention, &evict, &txns,
+		&w.HeadsRead, &w.heads.Partitions, &w.heads.Watermarks, &w.heads.FirstAt)
 	if err != nil {
 		return w, err
 	}
