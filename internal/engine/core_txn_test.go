@@ -3,8 +3,10 @@ package engine_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -180,5 +182,75 @@ func TestCoreTransactionPushToDeletedQueueAbortsWhole(t *testing.T) {
 	}
 	if after := e.rowCounts(); after["stored messages"] != before["stored messages"]+3 {
 		t.Errorf("the retry stored %d messages, want 3", after["stored messages"]-before["stored messages"])
+	}
+}
+
+// A transaction's pushes lock their partitions' rows in partition id order,
+// the order commit groups lock them in, whatever order the request names
+// them in, so the two cannot deadlock on each other. The test holds the
+// row of the partition with the larger id, lets the transaction push to
+// it first in request order, and waits until the transaction is blocked:
+// by then it must already hold the smaller one's row.
+func TestCoreTransactionLocksPartitionsInIDOrder(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.push("order", "x", `1`)
+	e.push("order", "y", `1`)
+	var small, large string
+	if err := e.pool.QueryRow(e.ctx, `
+		SELECT min(p.id::text), max(p.id::text) FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+		 WHERE q.name = 'order'`).Scan(&small, &large); err != nil {
+		t.Fatal(err)
+	}
+	var largeName string
+	if err := e.pool.QueryRow(e.ctx, `SELECT name FROM lethe.partitions WHERE id = $1`, large).Scan(&largeName); err != nil {
+		t.Fatal(err)
+	}
+	smallName := map[string]string{"x": "y", "y": "x"}[largeName]
+
+	holder, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(e.ctx)
+	if _, err := holder.Exec(e.ctx, `SELECT 1 FROM lethe.partitions WHERE id = $1 FOR UPDATE`, large); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		req := api.TransactionRequest{Operations: []api.Operation{{Type: "push", Items: []api.PushItem{
+			{Queue: "order", Partition: largeName, Payload: json.RawMessage(`2`)},
+			{Queue: "order", Partition: smallName, Payload: json.RawMessage(`2`)},
+		}}}}
+		resp, err := e.eng.Transaction(e.ctx, req, "")
+		if err == nil && !resp.Success {
+			err = fmt.Errorf("transaction answered %+v", resp)
+		}
+		done <- err
+	}()
+	// Wait until the transaction waits for the held row.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var waiting int
+		if err := e.pool.QueryRow(e.ctx, `
+			SELECT count(*) FROM pg_stat_activity
+			 WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the transaction never waited for the held partition row")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, err = holder.Exec(e.ctx, `SELECT 1 FROM lethe.partitions WHERE id = $1 FOR UPDATE NOWAIT`, small)
+	if err == nil {
+		t.Error("the partition with the smaller id was not locked yet: the transaction locks in request order, not id order")
+	}
+	_ = holder.Rollback(e.ctx)
+	if err := <-done; err != nil {
+		t.Fatalf("the transaction: %v", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,8 +51,9 @@ type CycleAborted struct{ Reason string }
 func (e CycleAborted) Error() string { return e.Reason }
 
 // StreamCycle validates c and commits it: Apply, then the pushes (queues
-// and partitions they need created inside the transaction, appended in
-// name order so concurrent cycles cannot deadlock), then the ack. Bad input
+// and partitions they need created inside the transaction, in name order,
+// appended in partition id order, so concurrent cycles cannot deadlock),
+// then the ack. Bad input
 // is an invalid error before anything is written; a cycle that cannot
 // apply answers CycleAborted.
 func (e *Engine) StreamCycle(ctx context.Context, c StreamCycle, producerSub string) (*StreamCycleResult, error) {
@@ -151,21 +151,10 @@ func checkCycleAck(a *api.StreamAck) error {
 	return nil
 }
 
-// appendCyclePush appends the cycle's pushes inside tx, partitions in
-// (queue, partition) order.
+// appendCyclePush appends the cycle's pushes inside tx (txAppend: in
+// partition id order, the lock order of every writer of several).
 func (e *Engine) appendCyclePush(ctx context.Context, tx pgx.Tx, p *txPush, fx *effects, now time.Time) ([]api.PushResult, error) {
-	order := make([]int, len(p.reqs))
-	for j := range order {
-		order[j] = j
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		return cmpStrings(p.reqs[a].queue, p.reqs[b].queue, p.reqs[a].partition, p.reqs[b].partition)
-	})
-	sorted := &txPush{prep: p.prep, reqs: make([]*appendReq, len(order)), idx: make([][]int, len(order))}
-	for k, j := range order {
-		sorted.reqs[k], sorted.idx[k] = p.reqs[j], p.idx[j]
-	}
-	out, err := e.txAppend(ctx, tx, sorted, now)
+	out, err := e.txAppend(ctx, tx, p, now)
 	var gone errPartitionGoneIn
 	if errors.As(err, &gone) {
 		return nil, errTxAborted{fmt.Sprintf("push_items: queue %s was deleted meanwhile; retry", gone.queue)}
@@ -173,7 +162,7 @@ func (e *Engine) appendCyclePush(ctx context.Context, tx pgx.Tx, p *txPush, fx *
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range sorted.reqs {
+	for _, r := range p.reqs {
 		fx.pushed(r.queue, len(r.frames))
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -220,15 +221,22 @@ func (e errPartitionGoneIn) Error() string {
 }
 
 // txAppend writes a push operation's segments inside tx at now, one per
-// partition in the order of push.reqs (the order their rows are locked
-// in), pipelined in one round trip as a commit group is. A partition
-// found deleted makes the catalog forget its queue and answers
-// errPartitionGoneIn.
+// partition, pipelined in one round trip as a commit group is, and in the
+// commit groups' lock order (partition id), so that a transaction or a
+// stream cycle and a commit group crossing the same partitions cannot
+// deadlock on their rows. A partition found deleted makes the catalog
+// forget its queue and answers errPartitionGoneIn.
 func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time.Time) ([]api.PushResult, error) {
 	out := make([]api.PushResult, len(push.prep))
 	errs := make([]error, len(push.reqs))
+	order := make([]int, len(push.reqs))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(push.reqs[a].pid[:], push.reqs[b].pid[:]) })
 	batch := &pgx.Batch{}
-	for j, r := range push.reqs {
+	for _, j := range order {
+		r := push.reqs[j]
 		store.QueueAppend(batch, r.pid, segmentOf([]*appendReq{r}), now, func(res []store.Appended, err error) {
 			errs[j] = err
 			if err == nil {
