@@ -60,7 +60,7 @@ type appendReq struct {
 	pid       uuid.UUID // set by a transaction, which writes without the appender
 	hashes    []int64
 	// minted[i] says frames[i]'s transaction id was minted by this push
-	// (store.Batch.AddMinted); nil when none was.
+	// (store.Batch.AddMinted).
 	minted []bool
 	frames [][]byte
 	times  []time.Time
@@ -69,6 +69,15 @@ type appendReq struct {
 	results []store.Appended
 	err     error
 	done    chan struct{}
+}
+
+// add appends one frame to r, keeping its per-frame slices in step.
+func (r *appendReq) add(hash int64, minted bool, f []byte, at time.Time) {
+	r.hashes = append(r.hashes, hash)
+	r.minted = append(r.minted, minted)
+	r.frames = append(r.frames, f)
+	r.times = append(r.times, at)
+	r.bytes += len(f)
 }
 
 func newAppender(e *Engine, stop <-chan struct{}) *appender {
@@ -265,7 +274,7 @@ func segmentOf(reqs []*appendReq) *store.Batch {
 	b := store.NewBatch(n, size)
 	for _, r := range reqs {
 		for k, f := range r.frames {
-			if r.minted != nil && r.minted[k] {
+			if r.minted[k] {
 				b.AddMinted(r.hashes[k], f, r.times[k])
 			} else {
 				b.Add(r.hashes[k], f, r.times[k])

@@ -67,10 +67,7 @@ func TestCommitGroupFailsAlone(t *testing.T) {
 		for range 2 {
 			txn := uuid.NewString()
 			f := frame.Encode(frame.Message{CreatedAt: e.clock.Now(), TxnID: txn, Payload: json.RawMessage(`1`)})
-			r.hashes = append(r.hashes, store.TxnHash(txn))
-			r.frames = append(r.frames, f)
-			r.times = append(r.times, e.clock.Now())
-			r.bytes += len(f)
+			r.add(store.TxnHash(txn), false, f, e.clock.Now())
 		}
 		return r
 	}

@@ -81,16 +81,7 @@ func groupByPartition(items []prepared) ([]*appendReq, [][]int) {
 			idx = append(idx, nil)
 		}
 		r := reqs[j]
-		r.hashes = append(r.hashes, p.hash)
-		if p.minted && r.minted == nil {
-			r.minted = make([]bool, len(r.hashes)-1, cap(r.hashes))
-		}
-		if r.minted != nil {
-			r.minted = append(r.minted, p.minted)
-		}
-		r.frames = append(r.frames, p.frame)
-		r.times = append(r.times, p.at)
-		r.bytes += len(p.frame)
+		r.add(p.hash, p.minted, p.frame, p.at)
 		idx[j] = append(idx[j], p.index)
 	}
 	return reqs, idx

@@ -75,7 +75,7 @@ func (e *Engine) StreamCycle(ctx context.Context, c StreamCycle, producerSub str
 			if err := e.createTxPartitions(ctx, tx, []*txPush{push}, run); err != nil {
 				return err
 			}
-			if out.Pushed, err = e.appendCyclePush(ctx, tx, push, &run.fx, now); err != nil {
+			if out.Pushed, err = e.txAppend(ctx, tx, push, now, &run.fx, "push_items"); err != nil {
 				return err
 			}
 		}
@@ -149,21 +149,4 @@ func checkCycleAck(a *api.StreamAck) error {
 		}
 	}
 	return nil
-}
-
-// appendCyclePush appends the cycle's pushes inside tx (txAppend: in
-// partition id order, the lock order of every writer of several).
-func (e *Engine) appendCyclePush(ctx context.Context, tx pgx.Tx, p *txPush, fx *effects, now time.Time) ([]api.PushResult, error) {
-	out, err := e.txAppend(ctx, tx, p, now)
-	var gone errPartitionGoneIn
-	if errors.As(err, &gone) {
-		return nil, errTxAborted{fmt.Sprintf("push_items: queue %s was deleted meanwhile; retry", gone.queue)}
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range p.reqs {
-		fx.pushed(r.queue, len(r.frames))
-	}
-	return out, nil
 }

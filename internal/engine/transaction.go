@@ -197,36 +197,22 @@ func (e *Engine) runOperation(ctx context.Context, tx pgx.Tx, i int, op api.Oper
 		run.results[i], _ = json.Marshal(res)
 		return nil
 	}
-	out, err := e.txAppend(ctx, tx, push, e.clock.Now())
-	var gone errPartitionGoneIn
-	if errors.As(err, &gone) {
-		return errTxAborted{fmt.Sprintf("operations[%d] (push): queue %s was deleted meanwhile; retry", i, gone.queue)}
-	}
+	out, err := e.txAppend(ctx, tx, push, e.clock.Now(), &run.fx, fmt.Sprintf("operations[%d] (push)", i))
 	if err != nil {
 		return err
 	}
-	for _, r := range push.reqs {
-		run.fx.pushed(r.queue, len(r.frames))
-	}
 	run.results[i], _ = json.Marshal(out)
 	return nil
-}
-
-// errPartitionGoneIn is an append that found its partition deleted, with
-// the queue it belonged to.
-type errPartitionGoneIn struct{ queue string }
-
-func (e errPartitionGoneIn) Error() string {
-	return "partition of queue " + e.queue + " no longer exists"
 }
 
 // txAppend writes a push operation's segments inside tx at now, one per
 // partition, pipelined in one round trip as a commit group is, and in the
 // commit groups' lock order (partition id), so that a transaction or a
 // stream cycle and a commit group crossing the same partitions cannot
-// deadlock on their rows. A partition found deleted makes the catalog
-// forget its queue and answers errPartitionGoneIn.
-func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time.Time) ([]api.PushResult, error) {
+// deadlock on their rows, and counts them on fx. A partition found deleted
+// makes the catalog forget its queue and aborts the transaction, naming
+// the operation what, with a message to retry.
+func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time.Time, fx *effects, what string) ([]api.PushResult, error) {
 	out := make([]api.PushResult, len(push.prep))
 	errs := make([]error, len(push.reqs))
 	order := make([]int, len(push.reqs))
@@ -248,13 +234,19 @@ func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time
 	for j, err := range errs {
 		if errors.Is(err, store.ErrPartitionGone) {
 			e.catalog.forgetQueue(push.reqs[j].queue)
-			return nil, errPartitionGoneIn{queue: push.reqs[j].queue}
+			return nil, errTxAborted{fmt.Sprintf("%s: queue %s was deleted meanwhile; retry", what, push.reqs[j].queue)}
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	return out, closeErr
+	if closeErr != nil {
+		return nil, closeErr
+	}
+	for _, r := range push.reqs {
+		fx.pushed(r.queue, len(r.frames))
+	}
+	return out, nil
 }
 
 // txAck applies one ack operation with the same code as Ack.

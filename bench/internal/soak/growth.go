@@ -89,10 +89,9 @@ func (g *Growth) byThirds(samples []Sample, w Window, get func(Sample) (float64,
 	for i := range 3 {
 		part := Window{From: w.From + float64(i)*third, To: w.From + float64(i+1)*third}
 		var found bool
-		if g.Peaks[i], found = peak(samples, part, get); !found {
+		if g.Troughs[i], g.Peaks[i], found = extremes(samples, part, get); !found {
 			return true
 		}
-		g.Troughs[i], _ = trough(samples, part, get)
 	}
 	return rises(g.Peaks, step) || rises(g.Troughs, step)
 }
@@ -106,29 +105,26 @@ func rises(v [3]float64, step float64) bool {
 // in its first half.
 func peakRise(samples []Sample, w Window, get func(Sample) (float64, bool)) float64 {
 	mid := (w.From + w.To) / 2
-	first, _ := peak(samples, Window{From: w.From, To: mid}, get)
-	second, _ := peak(samples, Window{From: mid, To: w.To}, get)
+	_, first, _ := extremes(samples, Window{From: w.From, To: mid}, get)
+	_, second, _ := extremes(samples, Window{From: mid, To: w.To}, get)
 	return second - first
 }
 
-// peak is the largest figure over w and whether w held one.
-func peak(samples []Sample, w Window, get func(Sample) (float64, bool)) (float64, bool) {
-	top, found := 0.0, false
+// extremes are the smallest and largest figure over w, and whether w
+// held one.
+func extremes(samples []Sample, w Window, get func(Sample) (float64, bool)) (low, high float64, found bool) {
 	for _, s := range samples {
-		if v, ok := get(s); ok && inWindow(s, w) && (!found || v > top) {
-			top, found = v, true
+		v, ok := get(s)
+		if !ok || !inWindow(s, w) {
+			continue
 		}
-	}
-	return top, found
-}
-
-// trough is the smallest figure over w and whether w held one.
-func trough(samples []Sample, w Window, get func(Sample) (float64, bool)) (float64, bool) {
-	low, found := 0.0, false
-	for _, s := range samples {
-		if v, ok := get(s); ok && inWindow(s, w) && (!found || v < low) {
-			low, found = v, true
+		if !found || v < low {
+			low = v
 		}
+		if !found || v > high {
+			high = v
+		}
+		found = true
 	}
-	return low, found
+	return low, high, found
 }

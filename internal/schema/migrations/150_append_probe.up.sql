@@ -74,48 +74,41 @@ BEGIN
          WHERE t.hashes && p_probe AND t.partition_id IS NOT DISTINCT FROM p_partition
            AND t.created_at >= v_since;
     END IF;
-    IF v_hits = 0 THEN
-        INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count,
-                                    first_at, last_at, byte_size, frames, tier, appended_at)
-        VALUES (p_partition, v_next, v_next + v_total - 1, v_total,
-                p_first_at, p_last_at, length(p_blob), p_blob, v_tier, v_at);
-        INSERT INTO lethe.txns (partition_id, base_offset, created_at, hashes)
-        VALUES (p_partition, v_next, p_now, p_hashes);
-        UPDATE lethe.partitions SET next_offset = v_next + v_total, last_push_at = v_at
-         WHERE id = p_partition;
-        base_offset := v_next;
-        RETURN;
+    v_new := v_total;
+    IF v_hits > 0 THEN
+        -- Some hash was stored before: answer its frames as duplicates of
+        -- the stored ones and cut them out of the blob.
+        SELECT coalesce(array_agg(d.i ORDER BY d.i), '{}'), coalesce(array_agg(d.off ORDER BY d.i), '{}')
+          INTO dup_idx, dup_offsets
+          FROM (SELECT DISTINCT ON (u.i) u.i::int AS i,
+                       t.base_offset + array_position(t.hashes, u.h) - 1 AS off
+                  FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)
+                  JOIN lethe.txns t ON t.hashes @> ARRAY[u.h] AND t.partition_id IS NOT DISTINCT FROM p_partition
+                                   AND t.created_at >= v_since
+                 WHERE u.h = ANY (p_probe)
+                 ORDER BY u.i, t.base_offset) d;
+        v_new := v_total - cardinality(dup_idx);
+        IF v_new = 0 THEN
+            base_offset := NULL;
+            RETURN;
+        END IF;
+        SELECT array_agg(u.i::int ORDER BY u.i), array_agg(u.h ORDER BY u.i) INTO v_fresh, v_hashes
+          FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)
+         WHERE NOT (u.i::int = ANY (dup_idx));
+        SELECT string_agg(substring(p_blob FROM s.pos FOR s.len), ''::bytea ORDER BY s.i) INTO v_keep
+          FROM (SELECT u.i::int AS i, u.len, (sum(u.len) OVER (ORDER BY u.i) - u.len + 1)::int AS pos
+                  FROM unnest(p_lens) WITH ORDINALITY AS u(len, i)) s
+         WHERE s.i = ANY (v_fresh);
     END IF;
 
-    SELECT coalesce(array_agg(d.i ORDER BY d.i), '{}'), coalesce(array_agg(d.off ORDER BY d.i), '{}')
-      INTO dup_idx, dup_offsets
-      FROM (SELECT DISTINCT ON (u.i) u.i::int AS i,
-                   t.base_offset + array_position(t.hashes, u.h) - 1 AS off
-              FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)
-              JOIN lethe.txns t ON t.hashes @> ARRAY[u.h] AND t.partition_id IS NOT DISTINCT FROM p_partition
-                               AND t.created_at >= v_since
-             WHERE u.h = ANY (p_probe)
-             ORDER BY u.i, t.base_offset) d;
-    v_new := v_total - cardinality(dup_idx);
-    IF v_new = 0 THEN
-        base_offset := NULL;
-        RETURN;
-    END IF;
-
-    SELECT array_agg(u.i::int ORDER BY u.i), array_agg(u.h ORDER BY u.i) INTO v_fresh, v_hashes
-      FROM unnest(p_hashes) WITH ORDINALITY AS u(h, i)
-     WHERE NOT (u.i::int = ANY (dup_idx));
-    SELECT string_agg(substring(p_blob FROM s.pos FOR s.len), ''::bytea ORDER BY s.i) INTO v_keep
-      FROM (SELECT u.i::int AS i, u.len, (sum(u.len) OVER (ORDER BY u.i) - u.len + 1)::int AS pos
-              FROM unnest(p_lens) WITH ORDINALITY AS u(len, i)) s
-     WHERE s.i = ANY (v_fresh);
-
+    -- One segment row (the blob as sent when nothing was cut, the common
+    -- case), one sidecar row, the partition's next offset.
     INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count,
                                 first_at, last_at, byte_size, frames, tier, appended_at)
     VALUES (p_partition, v_next, v_next + v_new - 1, v_new,
-            p_first_at, p_last_at, length(v_keep), v_keep, v_tier, v_at);
+            p_first_at, p_last_at, length(coalesce(v_keep, p_blob)), coalesce(v_keep, p_blob), v_tier, v_at);
     INSERT INTO lethe.txns (partition_id, base_offset, created_at, hashes)
-    VALUES (p_partition, v_next, p_now, v_hashes);
+    VALUES (p_partition, v_next, p_now, coalesce(v_hashes, p_hashes));
     UPDATE lethe.partitions SET next_offset = v_next + v_new, last_push_at = v_at
      WHERE id = p_partition;
     base_offset := v_next;
