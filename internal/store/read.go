@@ -35,23 +35,7 @@ func Read(ctx context.Context, q Querier, pid uuid.UUID, from int64, limit int, 
 	if limit <= 0 {
 		return nil, nil
 	}
-	// The segment holding from (or the first one after a gap), then only
-	// as many more as the cumulative frame count needs, so a large batch
-	// does not detoast segments it will not use.
-	rows, err := q.Query(ctx, `
-		WITH first AS (
-			SELECT coalesce((SELECT s.base_offset FROM lethe.segments s
-			                  WHERE s.partition_id = $1 AND s.base_offset <= $2
-			                  ORDER BY s.base_offset DESC LIMIT 1), $2) AS base)
-		SELECT w.base_offset, w.last_offset, w.last_at, w.frames FROM (
-			SELECT s.base_offset, s.last_offset, s.last_at, s.frames,
-			       sum(s.frame_count) OVER (ORDER BY s.base_offset) - s.frame_count AS before
-			  FROM lethe.segments s, first
-			 WHERE s.partition_id = $1 AND s.base_offset >= first.base AND s.last_offset >= $2
-			 ORDER BY s.base_offset
-			 LIMIT $3) w
-		 WHERE w.before < $4 + ($2 - (SELECT base FROM first))
-		 ORDER BY w.base_offset`, pid, from, limit+1, limit)
+	rows, err := q.Query(ctx, readSQL, pid, from, limit+1, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read partition %s: %w", pid, err)
 	}
@@ -72,6 +56,30 @@ func Read(ctx context.Context, q Querier, pid uuid.UUID, from int64, limit int, 
 	}
 	return out, nil
 }
+
+// readSQL finds the segment holding from (or the first one after a gap),
+// then reads only as many more as the cumulative frame count needs, so a
+// large batch does not detoast segments it will not use.
+//
+// The scan's lower bound is a scalar subquery, an init plan whose value is
+// an index condition on every leaf's primary key. Joined to the CTE instead,
+// the bound was only a join filter: each read walked the partition's
+// segments from its first offset, so its cost grew with the partition
+// (issue 13: 360 buffers a pop at the tail of a short log).
+const readSQL = `
+	WITH first AS (
+		SELECT coalesce((SELECT s.base_offset FROM lethe.segments s
+		                  WHERE s.partition_id = $1 AND s.base_offset <= $2
+		                  ORDER BY s.base_offset DESC LIMIT 1), $2) AS base)
+	SELECT w.base_offset, w.last_offset, w.last_at, w.frames FROM (
+		SELECT s.base_offset, s.last_offset, s.last_at, s.frames,
+		       sum(s.frame_count) OVER (ORDER BY s.base_offset) - s.frame_count AS before
+		  FROM lethe.segments s
+		 WHERE s.partition_id = $1 AND s.base_offset >= (SELECT base FROM first) AND s.last_offset >= $2
+		 ORDER BY s.base_offset
+		 LIMIT $3) w
+	 WHERE w.before < $4 + ($2 - (SELECT base FROM first))
+	 ORDER BY w.base_offset`
 
 // decode appends to out the frames of s with offsets from from on, until
 // out holds limit or a frame is not visible yet; stop says the read is
