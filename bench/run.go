@@ -355,6 +355,7 @@ func (r *runner) lethe(ctx context.Context, env *lethebench.Env, size int) {
 		run("push", fmt.Sprintf("push b%d p%d", s.Batch, s.Partitions), func() error { return lethebench.Push(ctx, env, s, size) })
 	}
 	run("pop-ack", "pop+ack and fan-out", func() error { return lethebench.Consume(ctx, env, size) })
+	run("latency", "push latency alone", func() error { return lethebench.PushLatency(ctx, env, size) })
 	run("latency", "latency", func() error { return lethebench.Latency(ctx, env, size) })
 	run("sweep", "sweep", func() error { return lethebench.Sweep(ctx, env, size) })
 	run("tiers", "tier drop", func() error { return lethebench.TierDrop(ctx, env, size) })

@@ -131,7 +131,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 	})
 	env.Sink.Add(result.Result{
 		Key: fmt.Sprintf("lethe/push-latency/%d", size), System: result.Lethe, Scenario: "push-latency",
-		Label:   fmt.Sprintf("push request latency at %d msg/s", env.Plan.LatencyRate),
+		Label:   fmt.Sprintf("push request latency at %d msg/s, beside %d consumers", env.Plan.LatencyRate, latencyConsumers),
 		Payload: size, Batch: 1, Clients: latencySenders, Partitions: latencyPartitions,
 		Unit: "ms", Value: p.P50, Latency: &p, Count: int64(p.Count), Seconds: env.Plan.LatencyDuration.Seconds(),
 		Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size), PeakRSSMiB: peak,

@@ -1,0 +1,80 @@
+package lethebench
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/lethe-mq/lethe/bench/internal/meter"
+	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/bench/internal/result"
+)
+
+// PushLatency offers the end-to-end run's push load with nobody consuming:
+// the push request's latency against the same ceiling (INSERT + commit at
+// the same rate, which has no readers either). The end-to-end run then
+// measures it again beside eight long-polling consumers, on the same two
+// cores.
+func PushLatency(ctx context.Context, env *Env, size int) error {
+	queue := env.name("push-latency-%d", size)
+	c := newClient(env.URL, latencySenders)
+	defer c.close()
+	b := newBodies(queue, latencyPartitions, payload.Pool(3, 64, size))
+	for _, body := range b.prime() {
+		if err := c.push(ctx, body); err != nil {
+			return fmt.Errorf("push latency: create partitions: %w", err)
+		}
+	}
+	env.settle(ctx)
+	pad := payload.Padding(5, size)
+	var (
+		rtt          meter.Recorder
+		seq, errs    atomic.Int64
+		measured     atomic.Int64
+		firstErr     atomic.Pointer[string]
+		measureFrom  = time.Now().Add(env.Plan.Warmup)
+		name         = fmt.Sprintf("lethe push latency alone %d msg/s %s", env.Plan.LatencyRate, payload.Label(size))
+		key          = fmt.Sprintf("lethe/push-alone-latency/%d", size)
+		endWindow    = env.Profile.WindowFrom(ctx, key, measureFrom, env.Plan.LatencyDuration)
+		progressLine = func() string {
+			s := rtt.Summary()
+			return fmt.Sprintf("measured %s, p50 %.1f ms, p99 %.1f ms", meter.Group(measured.Load()), s.P50, s.P99)
+		}
+	)
+	prog := meter.StartProgress(env.Out, name, progressLine)
+	started, missed := meter.Paced(ctx, env.Plan.LatencyRate, latencySenders, env.Plan.Warmup+env.Plan.LatencyDuration,
+		func(ctx context.Context) {
+			at := time.Now()
+			body := stampBody(b, int(seq.Add(1))%latencyPartitions, payload.Stamped(at, size, pad))
+			if err := c.push(ctx, body); err != nil {
+				errs.Add(1)
+				msg := err.Error()
+				firstErr.CompareAndSwap(nil, &msg)
+				return
+			}
+			if !at.Before(measureFrom) {
+				rtt.Add(time.Since(at))
+				measured.Add(1)
+			}
+		})
+	prog.Stop()
+	endWindow()
+
+	s := rtt.Summary()
+	errText := ""
+	if fe := firstErr.Load(); fe != nil {
+		errText = *fe
+	}
+	env.Sink.Add(result.Result{
+		Key: key, System: result.Lethe, Scenario: "push-alone-latency",
+		Label:   fmt.Sprintf("push request latency at %d msg/s, nobody consuming", env.Plan.LatencyRate),
+		Payload: size, Batch: 1, Clients: latencySenders, Partitions: latencyPartitions,
+		Unit: "ms", Value: s.P50, Latency: &s, Count: int64(s.Count), Seconds: env.Plan.LatencyDuration.Seconds(),
+		Errors: errs.Load(), FirstError: errText, Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size),
+		PeakRSSMiB: env.peakMiB(),
+		Notes: fmt.Sprintf("offered %d msg/s (batch 1, %d partitions); %d requests started, %d sends skipped (all %d senders busy)",
+			env.Plan.LatencyRate, latencyPartitions, started, missed, latencySenders),
+	})
+	return nil
+}
