@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// lethe serve sets GOGC 400 and an 80 MiB soft memory limit, unless the
+// lethe serve sets GOGC 400 and a 72 MiB soft memory limit, unless the
 // environment names its own.
 func TestTuneGCSetsTheDefaultsUnlessTheEnvironmentDoes(t *testing.T) {
 	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
@@ -21,8 +21,8 @@ func TestTuneGCSetsTheDefaultsUnlessTheEnvironmentDoes(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != 400 {
 		t.Fatalf("GOGC %d, want 400", got)
 	}
-	if got := debug.SetMemoryLimit(-1); got != 80<<20 {
-		t.Fatalf("memory limit %d, want 80 MiB", got)
+	if got := debug.SetMemoryLimit(-1); got != 72<<20 {
+		t.Fatalf("memory limit %d, want 72 MiB", got)
 	}
 
 	t.Setenv("GOGC", "150")
