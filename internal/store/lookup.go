@@ -30,12 +30,16 @@ func TxnOffset(ctx context.Context, q Querier, pid uuid.UUID, hash int64) (offse
 // after t, or the partition's next offset when there is none. Where the
 // segment that answers is damaged, it answers the segment's first offset:
 // a seek may replay a little more, never skip a message.
+//
+// The segment is lethe.store_offset_since's (migration 152), which looks
+// from the tail first: a subscription that starts now costs what was
+// appended since, not a scan of the partition's history.
 func OffsetAt(ctx context.Context, q Querier, pid uuid.UUID, t time.Time) (int64, error) {
 	var s segment
 	err := q.QueryRow(ctx, `
 		SELECT s.base_offset, s.last_offset, s.frames FROM lethe.segments s
-		 WHERE s.partition_id = $1 AND s.last_at >= $2
-		 ORDER BY s.base_offset LIMIT 1`, pid, t).Scan(&s.base, &s.last, &s.frames)
+		 WHERE s.partition_id = $1 AND s.base_offset = (SELECT lethe.store_offset_since($1, $2))`,
+		pid, t).Scan(&s.base, &s.last, &s.frames)
 	if errors.Is(err, pgx.ErrNoRows) {
 		h, err := ReadHead(ctx, q, pid)
 		return h.Next, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/internal/store"
 	"github.com/lethe-mq/lethe/internal/store/storetest"
@@ -254,5 +255,151 @@ func TestReadCostDoesNotGrowWithThePartition(t *testing.T) {
 				mode, segments, tail, head)
 		}
 		t.Logf("%s: %d blocks at the head, %d at the tail", mode, head, tail)
+	}
+}
+
+// longPartition stores n one-frame segments in pid, offset o appended (and
+// its frame's segment ending) at t0 + o seconds, bypassing lethe.append.
+func (e *env) longPartition(pid uuid.UUID, n int) {
+	e.t.Helper()
+	if err := storetest.Write(e.ctx, e.pool, storetest.Segment{Partition: pid, Base: 0, Count: 1,
+		FirstAt: t0, LastAt: t0, Frames: encode("x", t0)}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(e.ctx, `
+		INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count, first_at, last_at,
+		                            byte_size, frames, tier, appended_at)
+		SELECT s.partition_id, o, o, 1, s.first_at + make_interval(secs => o), s.last_at + make_interval(secs => o),
+		       s.byte_size, s.frames, s.tier, s.appended_at + make_interval(secs => o)
+		  FROM lethe.segments s, generate_series(1, $2::bigint - 1) o
+		 WHERE s.partition_id = $1 AND s.base_offset = 0`, pid, n); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE lethe.partitions SET next_offset = $2, last_push_at = $3 WHERE id = $1`,
+		pid, n, t0.Add(time.Duration(n-1)*time.Second)); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(e.ctx, `ANALYZE lethe.segments`); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// blocksFetched runs f in a transaction and answers how many blocks of the
+// log's tables and indexes PostgreSQL fetched for it.
+func (e *env) blocksFetched(f func(tx pgx.Tx)) int64 {
+	e.t.Helper()
+	tx, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(e.ctx) }()
+	// The counts pending in this backend, before and after: they may hold
+	// earlier transactions' until the backend reports them.
+	fetched := func() (n int64) {
+		if err := tx.QueryRow(e.ctx, `
+			SELECT sum(pg_stat_get_xact_blocks_fetched(c.oid))::bigint FROM pg_class c
+			  JOIN pg_namespace ns ON ns.oid = c.relnamespace
+			 WHERE ns.nspname = 'lethe' AND c.relname LIKE 'segments%'`).Scan(&n); err != nil {
+			e.t.Fatal(err)
+		}
+		return n
+	}
+	before := fetched()
+	f(tx)
+	return fetched() - before
+}
+
+// A seek to a recent time (a subscription starting now) costs what was
+// appended since, not the partition's history; a seek into the past still
+// answers exactly. Fails when OffsetAt scans from the partition's head
+// whatever the time.
+func TestOffsetAtRecentTimeDoesNotScanThePartition(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	pid := e.partition("q", "p")
+	const segments = 20000
+	e.longPartition(pid, segments)
+	for _, k := range []int64{0, 3, 500, 5000, segments - 1500, segments - 5, segments - 1, segments, segments + 100} {
+		at := t0.Add(time.Duration(k)*time.Second - time.Millisecond)
+		var got int64
+		blocks := e.blocksFetched(func(tx pgx.Tx) {
+			var err error
+			if got, err = store.OffsetAt(e.ctx, tx, pid, at); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if want := min(k, segments); got != want {
+			t.Errorf("OffsetAt(t0 + %d s - 1 ms) = %d, want %d", k, got, want)
+		}
+		if k >= segments-5 && blocks > 60 {
+			t.Errorf("OffsetAt %d s after the first of %d segments fetched %d blocks: it scanned the partition", k, segments, blocks)
+		}
+		t.Logf("OffsetAt(t0 + %d s): %d blocks", k, blocks)
+	}
+}
+
+// A segment of the legacy leaf (stored before migration 050: appended_at
+// -infinity) may hold messages of any time, so a seek that meets one scans
+// from the head. Fails when the tail scan takes -infinity for "appended
+// before the time sought" and skips the legacy segment.
+func TestOffsetAtMeetsALegacySegment(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	if _, err := e.pool.Exec(e.ctx, `
+		CREATE TABLE lethe.segments_forever_legacy (LIKE lethe.segments_forever INCLUDING DEFAULTS);
+		ALTER TABLE lethe.segments_forever_legacy ADD PRIMARY KEY (partition_id, base_offset);
+		ALTER TABLE lethe.segments_forever ATTACH PARTITION lethe.segments_forever_legacy
+		      FOR VALUES FROM (MINVALUE) TO ('0001-01-01 00:00:00+00')`); err != nil {
+		t.Fatal(err)
+	}
+	pid := e.partition("q", "p")
+	late := t0.Add(time.Minute)
+	if _, err := e.pool.Exec(e.ctx, `
+		INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count, first_at, last_at,
+		                            byte_size, frames, tier, appended_at)
+		VALUES ($1, 0, 0, 1, $2, $2, $3, $4, 'forever', '-infinity')`, pid, late, len(encode("old", late)), encode("old", late)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE lethe.partitions SET next_offset = 1, last_push_at = $2 WHERE id = $1`, pid, late); err != nil {
+		t.Fatal(err)
+	}
+	e.appendAt(e.pool, pid, t0.Add(2*time.Minute), "a") // 1
+	e.appendAt(e.pool, pid, t0.Add(3*time.Minute), "b") // 2
+	if got, err := store.OffsetAt(e.ctx, e.pool, pid, t0); err != nil || got != 0 {
+		t.Errorf("OffsetAt(t0) = %d, %v; want 0, the legacy segment's message created at t0 + 1 min", got, err)
+	}
+	if got, err := store.OffsetAt(e.ctx, e.pool, pid, t0.Add(150*time.Second)); err != nil || got != 2 {
+		t.Errorf("OffsetAt(t0 + 150 s) = %d, %v; want 2", got, err)
+	}
+}
+
+// lethe.store_offset_since (the lag of a group that has not popped a
+// partition yet) answers as OffsetAt does at segment granularity, from the
+// tail for a recent time, and meets the legacy leaf by scanning from the
+// head. Fails when it scans the partition whatever the time.
+func TestStoreOffsetSinceFromTheTail(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	pid := e.partition("q", "p")
+	const segments = 20000
+	e.longPartition(pid, segments)
+	for _, k := range []int64{0, 500, segments - 1500, segments - 5, segments - 1, segments} {
+		at := t0.Add(time.Duration(k)*time.Second - time.Millisecond)
+		var got *int64
+		blocks := e.blocksFetched(func(tx pgx.Tx) {
+			if err := tx.QueryRow(e.ctx, `SELECT lethe.store_offset_since($1, $2)`, pid, at).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+		})
+		switch {
+		case k == segments && got != nil:
+			t.Errorf("store_offset_since(t0 + %d s) = %d, want NULL", k, *got)
+		case k < segments && (got == nil || *got != k):
+			t.Errorf("store_offset_since(t0 + %d s) = %v, want %d", k, got, k)
+		}
+		if k >= segments-5 && blocks > 60 {
+			t.Errorf("store_offset_since %d s after the first of %d segments fetched %d blocks: it scanned the partition", k, segments, blocks)
+		}
+		t.Logf("store_offset_since(t0 + %d s): %d blocks", k, blocks)
 	}
 }
