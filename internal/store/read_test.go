@@ -196,57 +196,22 @@ func TestReadCostDoesNotGrowWithThePartition(t *testing.T) {
 	e := setup(t)
 	pid := e.partition("q", "p")
 	const segments = 20000
-	blob := encode("x", t0)
-	if err := storetest.Write(e.ctx, e.pool, storetest.Segment{Partition: pid, Base: 0, Count: 1,
-		FirstAt: t0, LastAt: t0, Frames: blob}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.pool.Exec(e.ctx, `
-		INSERT INTO lethe.segments (partition_id, base_offset, last_offset, frame_count, first_at, last_at,
-		                            byte_size, frames, tier, appended_at)
-		SELECT s.partition_id, o, o, 1, s.first_at, s.last_at, s.byte_size, s.frames, s.tier, s.appended_at
-		  FROM lethe.segments s, generate_series(1, $2::bigint - 1) o
-		 WHERE s.partition_id = $1 AND s.base_offset = 0`, pid, segments); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.pool.Exec(e.ctx, `UPDATE lethe.partitions SET next_offset = $2 WHERE id = $1`, pid, segments); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.pool.Exec(e.ctx, `ANALYZE lethe.segments`); err != nil {
-		t.Fatal(err)
-	}
-	// blocks is what one read from from costs in buffers of the log's
-	// tables and indexes, counted by PostgreSQL for the transaction.
+	e.longPartition(pid, segments)
+	// blocks is what one read from from costs under plan mode mode.
 	blocks := func(mode string, from int64) int64 {
 		t.Helper()
-		tx, err := e.pool.Begin(e.ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = tx.Rollback(e.ctx) }()
-		if _, err := tx.Exec(e.ctx, `SET LOCAL plan_cache_mode = `+mode); err != nil {
-			t.Fatal(err)
-		}
-		// The counts pending in this backend, before and after: they may
-		// hold earlier transactions' until the backend reports them.
-		fetched := func() (n int64) {
-			if err := tx.QueryRow(e.ctx, `
-				SELECT sum(pg_stat_get_xact_blocks_fetched(c.oid))::bigint FROM pg_class c
-				  JOIN pg_namespace ns ON ns.oid = c.relnamespace
-				 WHERE ns.nspname = 'lethe' AND c.relname LIKE 'segments%'`).Scan(&n); err != nil {
+		return e.blocksFetched(func(tx pgx.Tx) {
+			if _, err := tx.Exec(e.ctx, `SET LOCAL plan_cache_mode = `+mode); err != nil {
 				t.Fatal(err)
 			}
-			return n
-		}
-		before := fetched()
-		frames, err := store.Read(e.ctx, tx, pid, from, 10, store.Everything())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := min(10, segments-from); int64(len(frames)) != want || frames[0].Offset != from {
-			t.Fatalf("%s read from %d: %d frames, want %d from %d", mode, from, len(frames), want, from)
-		}
-		return fetched() - before
+			frames, err := store.Read(e.ctx, tx, pid, from, 10, store.Everything())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := min(10, segments-from); int64(len(frames)) != want || frames[0].Offset != from {
+				t.Fatalf("%s read from %d: %d frames, want %d from %d", mode, from, len(frames), want, from)
+			}
+		})
 	}
 	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
 		head, tail := blocks(mode, 1), blocks(mode, segments-5)

@@ -34,13 +34,11 @@ func Latency(ctx context.Context, env *Env, size int) error {
 		}
 	}
 	env.settle(ctx)
-	pad := payload.Padding(5, size)
 	var (
 		e2e, pushRTT        meter.Recorder
 		sentMeasured, recvd atomic.Int64
 		consumerErrs        atomic.Int64
 		firstErr            atomic.Pointer[string]
-		seq                 atomic.Int64
 	)
 	measureFrom := time.Now().Add(env.Plan.Warmup)
 	noteErr := func(err error) {
@@ -87,21 +85,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 		return fmt.Sprintf("measured sent %s, delivered %s, p50 %.1f ms, p99 %.1f ms",
 			meter.Group(sentMeasured.Load()), meter.Group(recvd.Load()), s.P50, s.P99)
 	})
-	started, missed := meter.Paced(ctx, env.Plan.LatencyRate, latencySenders, env.Plan.Warmup+env.Plan.LatencyDuration,
-		func(ctx context.Context) {
-			k := int(seq.Add(1))
-			at := time.Now()
-			body := stampBody(b, k%latencyPartitions, payload.Stamped(at, size, pad))
-			err := c.push(ctx, body)
-			if err != nil {
-				noteErr(err)
-				return
-			}
-			if !at.Before(measureFrom) {
-				pushRTT.Add(time.Since(at))
-				sentMeasured.Add(1)
-			}
-		})
+	started, missed := pacedPushes(ctx, env, c, b, size, measureFrom, &pushRTT, &sentMeasured, noteErr)
 	// Messages still in flight get a moment to arrive, so the slowest are
 	// counted rather than dropped from the tail.
 	deadline := time.Now().Add(3 * time.Second)
@@ -149,4 +133,27 @@ func stampBody(b *bodies, part int, p []byte) []byte {
 	buf = append(buf, `","payload":`...)
 	buf = append(buf, p...)
 	return append(buf, "}]}"...)
+}
+
+// pacedPushes offers the latency runs' load: single-message pushes at the
+// plan's rate over the warmup and the window, each payload stamped with its
+// send time; a push sent from measureFrom on adds its round trip to rtt and
+// counts in measured.
+func pacedPushes(ctx context.Context, env *Env, c *client, b *bodies, size int, measureFrom time.Time,
+	rtt *meter.Recorder, measured *atomic.Int64, noteErr func(error)) (started, missed int64) {
+	pad := payload.Padding(5, size)
+	var seq atomic.Int64
+	return meter.Paced(ctx, env.Plan.LatencyRate, latencySenders, env.Plan.Warmup+env.Plan.LatencyDuration,
+		func(ctx context.Context) {
+			at := time.Now()
+			body := stampBody(b, int(seq.Add(1))%latencyPartitions, payload.Stamped(at, size, pad))
+			if err := c.push(ctx, body); err != nil {
+				noteErr(err)
+				return
+			}
+			if !at.Before(measureFrom) {
+				rtt.Add(time.Since(at))
+				measured.Add(1)
+			}
+		})
 }

@@ -27,37 +27,26 @@ func PushLatency(ctx context.Context, env *Env, size int) error {
 		}
 	}
 	env.settle(ctx)
-	pad := payload.Padding(5, size)
 	var (
-		rtt          meter.Recorder
-		seq, errs    atomic.Int64
-		measured     atomic.Int64
-		firstErr     atomic.Pointer[string]
-		measureFrom  = time.Now().Add(env.Plan.Warmup)
-		name         = fmt.Sprintf("lethe push latency alone %d msg/s %s", env.Plan.LatencyRate, payload.Label(size))
-		key          = fmt.Sprintf("lethe/push-alone-latency/%d", size)
-		endWindow    = env.Profile.WindowFrom(ctx, key, measureFrom, env.Plan.LatencyDuration)
-		progressLine = func() string {
-			s := rtt.Summary()
-			return fmt.Sprintf("measured %s, p50 %.1f ms, p99 %.1f ms", meter.Group(measured.Load()), s.P50, s.P99)
-		}
+		rtt         meter.Recorder
+		errs        atomic.Int64
+		measured    atomic.Int64
+		firstErr    atomic.Pointer[string]
+		measureFrom = time.Now().Add(env.Plan.Warmup)
+		key         = fmt.Sprintf("lethe/push-alone-latency/%d", size)
 	)
-	prog := meter.StartProgress(env.Out, name, progressLine)
-	started, missed := meter.Paced(ctx, env.Plan.LatencyRate, latencySenders, env.Plan.Warmup+env.Plan.LatencyDuration,
-		func(ctx context.Context) {
-			at := time.Now()
-			body := stampBody(b, int(seq.Add(1))%latencyPartitions, payload.Stamped(at, size, pad))
-			if err := c.push(ctx, body); err != nil {
-				errs.Add(1)
-				msg := err.Error()
-				firstErr.CompareAndSwap(nil, &msg)
-				return
-			}
-			if !at.Before(measureFrom) {
-				rtt.Add(time.Since(at))
-				measured.Add(1)
-			}
-		})
+	noteErr := func(err error) {
+		errs.Add(1)
+		msg := err.Error()
+		firstErr.CompareAndSwap(nil, &msg)
+	}
+	endWindow := env.Profile.WindowFrom(ctx, key, measureFrom, env.Plan.LatencyDuration)
+	name := fmt.Sprintf("lethe push latency alone %d msg/s %s", env.Plan.LatencyRate, payload.Label(size))
+	prog := meter.StartProgress(env.Out, name, func() string {
+		s := rtt.Summary()
+		return fmt.Sprintf("measured %s, p50 %.1f ms, p99 %.1f ms", meter.Group(measured.Load()), s.P50, s.P99)
+	})
+	started, missed := pacedPushes(ctx, env, c, b, size, measureFrom, &rtt, &measured, noteErr)
 	prog.Stop()
 	endWindow()
 
