@@ -168,8 +168,11 @@ func (e *Engine) writeGroup(ctx context.Context, group []*flushJob) {
 	}
 }
 
-// signalFlush reports a commit group to tests.
+// signalFlush reports a commit group to metrics and tests.
 func (e *Engine) signalFlush(group []*flushJob) {
+	if h := e.cfg.Hooks.CommitGroup; h != nil {
+		h(len(group))
+	}
 	f := Flush{Partitions: len(group)}
 	for _, j := range group {
 		for _, r := range j.reqs {

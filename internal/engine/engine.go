@@ -68,6 +68,9 @@ type Hooks struct {
 	// PartitionFailed counts a partition skipped because its stored state
 	// could not be served; op is "pop", "ack" or "browse".
 	PartitionFailed func(queue, op string)
+	// CommitGroup observes one commit group of the appender: the
+	// partitions whose segments it wrote in one transaction.
+	CommitGroup func(partitions int)
 }
 
 // Engine is the segment log. It is safe for concurrent use.

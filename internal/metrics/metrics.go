@@ -53,6 +53,9 @@ type Metrics struct {
 	// expired counts messages passed undelivered past their queue's ttl.
 	expired  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// groups is the appender's commit groups by how many partitions each
+	// wrote in one transaction.
+	groups prometheus.Histogram
 
 	maxQueues int
 	mu        sync.RWMutex
@@ -94,13 +97,18 @@ func New(cfg Config) *Metrics {
 			// Up to a minute: a long-polling pop waits 30 s by default.
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"route", "code"}),
+		groups: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "lethe_commit_group_partitions",
+			Help:    "Commit groups of the push path by how many partitions' segments each wrote in one transaction (at most 128): pushes spread over many partitions share a commit when this is above 1.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
+		}),
 		maxQueues: cmp.Or(cfg.MaxQueueLabels, MaxQueueLabelsDefault),
 		queues:    map[string]struct{}{},
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.pushed, m.delivered, m.acks, m.unreadable, m.expired, m.failed, m.duration,
+		m.pushed, m.delivered, m.acks, m.unreadable, m.expired, m.failed, m.duration, m.groups,
 	)
 	if cfg.Pool != nil {
 		m.reg.MustRegister(newDBCollector(cfg.Pool, cmp.Or(cfg.Logger, slog.Default()), cmp.Or(cfg.MaxQueueSeries, MaxQueueSeriesDefault)))
@@ -131,6 +139,9 @@ func (m *Metrics) Hooks() engine.Hooks {
 		},
 		PartitionFailed: func(queue, op string) {
 			m.failed.WithLabelValues(m.queueLabel(queue), op).Inc()
+		},
+		CommitGroup: func(partitions int) {
+			m.groups.Observe(float64(partitions))
 		},
 	}
 }

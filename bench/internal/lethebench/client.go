@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -234,4 +235,25 @@ func (c *client) configure(ctx context.Context, queue string, options map[string
 	}
 	_, err = c.do(ctx, http.MethodPost, "/api/v1/configure", body, nil)
 	return err
+}
+
+// commitGroups reads lethe's commit-group histogram
+// (lethe_commit_group_partitions): the groups so far and the partitions
+// they wrote.
+func (c *client) commitGroups(ctx context.Context) (groups, partitions float64, err error) {
+	var body []byte
+	if _, err := c.do(ctx, http.MethodGet, "/metrics", nil, &body); err != nil {
+		return 0, 0, fmt.Errorf("scrape commit groups: %w", err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "lethe_commit_group_partitions_count "); ok {
+			groups, err = strconv.ParseFloat(v, 64)
+		} else if v, ok := strings.CutPrefix(line, "lethe_commit_group_partitions_sum "); ok {
+			partitions, err = strconv.ParseFloat(v, 64)
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("scrape commit groups: %q: %w", line, err)
+		}
+	}
+	return groups, partitions, nil
 }

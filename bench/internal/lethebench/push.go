@@ -60,6 +60,10 @@ func Push(ctx context.Context, env *Env, s PushShape, size int) error {
 		}
 	}
 	env.settle(ctx)
+	groups0, parts0, err := c.commitGroups(ctx)
+	if err != nil {
+		return err
+	}
 	seq := make([]int, s.Clients)
 	out := meter.Run(ctx, meter.Spec{
 		Name: fmt.Sprintf("lethe push b%d c%d p%d %s", s.Batch, s.Clients, s.Partitions, payload.Label(size)),
@@ -79,6 +83,14 @@ func Push(ctx context.Context, env *Env, s PushShape, size int) error {
 	r.Latency = &lat
 	r.PeakRSSMiB = env.peakMiB()
 	r.Notes = fmt.Sprintf("request p50 %.1f ms, p99 %.1f ms", lat.P50, lat.P99)
+	groups1, parts1, err := c.commitGroups(ctx)
+	if err != nil {
+		return err
+	}
+	if n := groups1 - groups0; n > 0 {
+		r.Notes += fmt.Sprintf("; %s commit groups, %.1f partitions each on average (warmup included)",
+			meter.Group(int64(n)), (parts1-parts0)/n)
+	}
 	env.Sink.Add(r)
 	return nil
 }
