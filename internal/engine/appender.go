@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -122,17 +121,29 @@ func (a *appender) commitLoop() {
 	}
 }
 
-// writeGroup writes the segments of several partitions in one transaction,
-// locking partitions in id order so two groups can never deadlock. If the
-// transaction fails, each segment is written on its own, so one partition's
-// problem (deleted meanwhile, say) stays its own.
+// writeGroup writes the segments of several partitions in one transaction
+// (writeTogether). A group of one, or each segment of a group whose
+// transaction failed, is written on its own, so one partition's problem
+// (deleted meanwhile, say) stays its own. Each commit is observed
+// (Hooks.CommitGroup) with the partitions it wrote.
 func (e *Engine) writeGroup(ctx context.Context, group []*flushJob) {
 	defer e.signalFlush(group)
-	if len(group) == 1 {
-		group[0].err = e.writeSegment(ctx, e.pool, group[0].pid, group[0].reqs)
+	if len(group) > 1 && e.writeTogether(ctx, group) {
+		e.observeCommit(len(group))
 		return
 	}
-	slices.SortFunc(group, func(x, y *flushJob) int { return bytes.Compare(x.pid[:], y.pid[:]) })
+	for _, j := range group {
+		if j.err = e.writeSegment(ctx, e.pool, j.pid, j.reqs); j.err == nil {
+			e.observeCommit(1)
+		}
+	}
+}
+
+// writeTogether writes group's segments in one transaction, partitions
+// locked in store.LockOrder so two groups can never deadlock, and says
+// whether it committed.
+func (e *Engine) writeTogether(ctx context.Context, group []*flushJob) bool {
+	slices.SortFunc(group, func(x, y *flushJob) int { return store.LockOrder(x.pid, y.pid) })
 	now := e.clock.Now()
 	pids := make([]uuid.UUID, len(group))
 	segments := make([]*store.Batch, len(group))
@@ -145,7 +156,7 @@ func (e *Engine) writeGroup(ctx context.Context, group []*flushJob) {
 		for i, j := range group {
 			fillResults(j.reqs, results[i])
 		}
-		return
+		return true
 	}
 	// Else (a producer id may repeat, a partition may be gone) one
 	// lethe.append per partition, in one round trip: pipelined as one
@@ -160,19 +171,18 @@ func (e *Engine) writeGroup(ctx context.Context, group []*flushJob) {
 			}
 		})
 	}
-	if e.pool.SendBatch(ctx, batch).Close() == nil {
-		return
-	}
-	for _, j := range group {
-		j.err = e.writeSegment(ctx, e.pool, j.pid, j.reqs)
+	return e.pool.SendBatch(ctx, batch).Close() == nil
+}
+
+// observeCommit reports one commit of the appender to metrics.
+func (e *Engine) observeCommit(partitions int) {
+	if h := e.cfg.Hooks.CommitGroup; h != nil {
+		h(partitions)
 	}
 }
 
-// signalFlush reports a commit group to metrics and tests.
+// signalFlush reports a commit group to tests.
 func (e *Engine) signalFlush(group []*flushJob) {
-	if h := e.cfg.Hooks.CommitGroup; h != nil {
-		h(len(group))
-	}
 	f := Flush{Partitions: len(group)}
 	for _, j := range group {
 		for _, r := range j.reqs {

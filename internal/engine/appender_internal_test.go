@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,8 +37,11 @@ func TestCommitGroupFailsAlone(t *testing.T) {
 	if _, err := schema.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex
+	var commits []int // what Hooks.CommitGroup observed
 	e := New(pool, Config{Clock: clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Hooks:  Hooks{CommitGroup: func(n int) { mu.Lock(); commits = append(commits, n); mu.Unlock() }}})
 	defer e.Close()
 	var items []api.PushItem
 	for _, p := range []string{"a", "b", "c"} {
@@ -78,7 +83,17 @@ func TestCommitGroupFailsAlone(t *testing.T) {
 		{pid: pids["b"], reqs: []*appendReq{req(), req()}},
 		{pid: pids["c"], reqs: []*appendReq{req()}},
 	}
+	mu.Lock()
+	commits = nil
+	mu.Unlock()
 	e.writeGroup(ctx, group)
+	mu.Lock()
+	// The group's transaction failed: what committed is each surviving
+	// segment on its own, never the group of four.
+	if !slices.Equal(commits, []int{1, 1, 1}) {
+		t.Errorf("commits observed %v, want [1 1 1]", commits)
+	}
+	mu.Unlock()
 
 	for _, j := range group {
 		if j.pid == gone {

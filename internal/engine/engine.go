@@ -68,8 +68,9 @@ type Hooks struct {
 	// PartitionFailed counts a partition skipped because its stored state
 	// could not be served; op is "pop", "ack" or "browse".
 	PartitionFailed func(queue, op string)
-	// CommitGroup observes one commit group of the appender: the
-	// partitions whose segments it wrote in one transaction.
+	// CommitGroup observes one commit of the appender: how many
+	// partitions' segments it wrote together (a group whose transaction
+	// failed counts as the commits of its segments written alone).
 	CommitGroup func(partitions int)
 }
 

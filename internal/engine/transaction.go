@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -219,7 +218,7 @@ func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time
 	for j := range order {
 		order[j] = j
 	}
-	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(push.reqs[a].pid[:], push.reqs[b].pid[:]) })
+	slices.SortFunc(order, func(a, b int) int { return store.LockOrder(push.reqs[a].pid, push.reqs[b].pid) })
 	batch := &pgx.Batch{}
 	for _, j := range order {
 		r := push.reqs[j]

@@ -14,15 +14,19 @@ import (
 // step (lethe.append_group, migration 151).
 const appendGroupSQL = `SELECT lethe.append_group($1, $2, $3, $4, $5, $6, $7, $8)`
 
+// LockOrder is the order in which every writer of several partitions locks
+// their rows (commit groups, transactions, stream cycles), so that no two of
+// them can deadlock: partition ids by their bytes.
+func LockOrder(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }
+
 // AppendGroup stores each of batches as one segment at the end of its
 // partition, pids[i] for batches[i], in one call that commits with q's
-// transaction (or alone). The pids must be distinct and sorted by bytes
-// (the lock order). It handles the common case only: when a partition is
+// transaction (or alone). The pids must be distinct and in LockOrder. It handles the common case only: when a partition is
 // gone or some producer id may be stored already, it writes nothing and
 // answers ok false, and the caller appends each batch on its own (Append),
 // which answers duplicates and gone partitions one partition at a time.
 func AppendGroup(ctx context.Context, q Querier, pids []uuid.UUID, batches []*Batch, now time.Time) (out [][]Appended, ok bool, err error) {
-	if !slices.IsSortedFunc(pids, func(x, y uuid.UUID) int { return bytes.Compare(x[:], y[:]) }) {
+	if !slices.IsSortedFunc(pids, LockOrder) {
 		return nil, false, fmt.Errorf("append group: partitions not in lock order")
 	}
 	g := groupArgsOf(batches)

@@ -104,8 +104,8 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 	measureFrom := time.Now().Add(env.Plan.Warmup)
 	key := fmt.Sprintf("ceiling/insert-latency/%d", size)
 	endWindow := env.Profile.WindowFrom(ctx, key, measureFrom, env.Plan.LatencyDuration)
-	var errs, k atomic.Int64
-	var first atomic.Pointer[string]
+	var k atomic.Int64
+	var errs meter.Errors
 	prog := meter.StartProgress(env.Out, "ceiling INSERT latency "+payload.Label(size), func() string {
 		s := rec.Summary()
 		return fmt.Sprintf("%d msg/s offered: p50 %.2f ms p99 %.2f ms", env.Plan.LatencyRate, s.P50, s.P99)
@@ -116,9 +116,7 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 		_, err := pool.Exec(ctx, `INSERT INTO bench_raw.messages (partition_id, created_at, payload) VALUES ($1, $2, $3)`,
 			0, at, payloads[i%int64(len(payloads))])
 		if err != nil {
-			errs.Add(1)
-			msg := err.Error()
-			first.CompareAndSwap(nil, &msg)
+			errs.Note(err)
 			return
 		}
 		if !at.Before(measureFrom) {
@@ -128,15 +126,11 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 	prog.Stop()
 	endWindow()
 	s := rec.Summary()
-	firstErr := ""
-	if p := first.Load(); p != nil {
-		firstErr = *p
-	}
 	env.Sink.Add(result.Result{
 		Key: key, System: result.Ceiling, Scenario: "insert-latency",
 		Label:   fmt.Sprintf("raw INSERT + commit latency at %d msg/s", env.Plan.LatencyRate),
 		Payload: size, Batch: 1, Clients: senders, Unit: "ms", Value: s.P50, Latency: &s,
-		Count: int64(s.Count), Seconds: env.Plan.LatencyDuration.Seconds(), Errors: errs.Load(), FirstError: firstErr,
+		Count: int64(s.Count), Seconds: env.Plan.LatencyDuration.Seconds(), Errors: errs.Count(), FirstError: errs.First(),
 		Notes: fmt.Sprintf("%d sends skipped (all %d senders busy)", missed, senders),
 	})
 	return nil

@@ -25,13 +25,12 @@ const (
 // insertLoad is that load running, each INSERT's latency stamped with its
 // start.
 type insertLoad struct {
-	began   time.Time
-	rec     meter.Stamped
-	stop    context.CancelFunc
-	done    chan struct{}
-	errs    atomic.Int64
-	missed  int64
-	firstEr atomic.Pointer[string]
+	began  time.Time
+	rec    meter.Stamped
+	stop   context.CancelFunc
+	done   chan struct{}
+	errs   meter.Errors
+	missed int64
 }
 
 // startInsertLoad creates bench_raw.tier_load and starts the load on it.
@@ -59,9 +58,7 @@ func startInsertLoad(ctx context.Context, pool *pgxpool.Pool, size int) (*insert
 			case err == nil:
 				l.rec.Add(at, time.Since(at))
 			case ctx.Err() == nil:
-				l.errs.Add(1)
-				msg := err.Error()
-				l.firstEr.CompareAndSwap(nil, &msg)
+				l.errs.Note(err)
 			}
 		})
 	}()
@@ -80,8 +77,8 @@ func (l *insertLoad) note() string {
 	if l.missed > 0 {
 		s += fmt.Sprintf(", %d sends skipped (every sender busy)", l.missed)
 	}
-	if p := l.firstEr.Load(); p != nil {
-		s += fmt.Sprintf(", %d failed: %s", l.errs.Load(), *p)
+	if n := l.errs.Count(); n > 0 {
+		s += fmt.Sprintf(", %d failed: %s", n, l.errs.First())
 	}
 	return s
 }

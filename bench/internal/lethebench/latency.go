@@ -27,25 +27,16 @@ func Latency(ctx context.Context, env *Env, size int) error {
 	queue := env.name("latency-%d", size)
 	c := newClient(env.URL, latencySenders+latencyConsumers)
 	defer c.close()
-	b := newBodies(queue, latencyPartitions, payload.Pool(3, 64, size))
-	for _, body := range b.prime() {
-		if err := c.push(ctx, body); err != nil {
-			return fmt.Errorf("latency: create partitions: %w", err)
-		}
+	b, err := latencyQueue(ctx, env, c, queue, size)
+	if err != nil {
+		return err
 	}
-	env.settle(ctx)
 	var (
 		e2e, pushRTT        meter.Recorder
 		sentMeasured, recvd atomic.Int64
-		consumerErrs        atomic.Int64
-		firstErr            atomic.Pointer[string]
+		errs                meter.Errors
 	)
 	measureFrom := time.Now().Add(env.Plan.Warmup)
-	noteErr := func(err error) {
-		consumerErrs.Add(1)
-		msg := err.Error()
-		firstErr.CompareAndSwap(nil, &msg)
-	}
 
 	consumeCtx, stopConsumers := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -58,7 +49,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 				now := time.Now()
 				if err != nil {
 					if consumeCtx.Err() == nil {
-						noteErr(err)
+						errs.Note(err)
 						meter.Sleep(consumeCtx, 20*time.Millisecond)
 					}
 					continue
@@ -71,7 +62,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 				}
 				if len(msgs) > 0 {
 					if err := c.ack(ctx, "lat", msgs); err != nil {
-						noteErr(err)
+						errs.Note(err)
 					}
 				}
 			}
@@ -85,7 +76,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 		return fmt.Sprintf("measured sent %s, delivered %s, p50 %.1f ms, p99 %.1f ms",
 			meter.Group(sentMeasured.Load()), meter.Group(recvd.Load()), s.P50, s.P99)
 	})
-	started, missed := pacedPushes(ctx, env, c, b, size, measureFrom, &pushRTT, &sentMeasured, noteErr)
+	started, missed := pacedPushes(ctx, env, c, b, size, measureFrom, &pushRTT, &sentMeasured, &errs)
 	// Messages still in flight get a moment to arrive, so the slowest are
 	// counted rather than dropped from the tail.
 	deadline := time.Now().Add(3 * time.Second)
@@ -99,10 +90,6 @@ func Latency(ctx context.Context, env *Env, size int) error {
 
 	s, p := e2e.Summary(), pushRTT.Summary()
 	peak := env.peakMiB()
-	errText := ""
-	if fe := firstErr.Load(); fe != nil {
-		errText = *fe
-	}
 	note := fmt.Sprintf("offered %d msg/s (batch 1, %d partitions, %d long-polling consumers); delivered %s of %s sent in the window; %d sends skipped (all %d senders busy)",
 		env.Plan.LatencyRate, latencyPartitions, latencyConsumers, meter.Group(recvd.Load()), meter.Group(sentMeasured.Load()), missed, latencySenders)
 	env.Sink.Add(result.Result{
@@ -110,7 +97,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 		Label:   fmt.Sprintf("end-to-end latency, push → delivered, at %d msg/s", env.Plan.LatencyRate),
 		Payload: size, Batch: 1, Clients: latencySenders, Partitions: latencyPartitions, Groups: 1,
 		Unit: "ms", Value: s.P50, Latency: &s, Count: recvd.Load(), Seconds: env.Plan.LatencyDuration.Seconds(),
-		Errors: consumerErrs.Load(), FirstError: errText, Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size),
+		Errors: errs.Count(), FirstError: errs.First(), Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size),
 		PeakRSSMiB: peak, Notes: note,
 	})
 	env.Sink.Add(result.Result{
@@ -140,7 +127,7 @@ func stampBody(b *bodies, part int, p []byte) []byte {
 // send time; a push sent from measureFrom on adds its round trip to rtt and
 // counts in measured.
 func pacedPushes(ctx context.Context, env *Env, c *client, b *bodies, size int, measureFrom time.Time,
-	rtt *meter.Recorder, measured *atomic.Int64, noteErr func(error)) (started, missed int64) {
+	rtt *meter.Recorder, measured *atomic.Int64, errs *meter.Errors) (started, missed int64) {
 	pad := payload.Padding(5, size)
 	var seq atomic.Int64
 	return meter.Paced(ctx, env.Plan.LatencyRate, latencySenders, env.Plan.Warmup+env.Plan.LatencyDuration,
@@ -148,7 +135,7 @@ func pacedPushes(ctx context.Context, env *Env, c *client, b *bodies, size int, 
 			at := time.Now()
 			body := stampBody(b, int(seq.Add(1))%latencyPartitions, payload.Stamped(at, size, pad))
 			if err := c.push(ctx, body); err != nil {
-				noteErr(err)
+				errs.Note(err)
 				return
 			}
 			if !at.Before(measureFrom) {
@@ -156,4 +143,17 @@ func pacedPushes(ctx context.Context, env *Env, c *client, b *bodies, size int, 
 				measured.Add(1)
 			}
 		})
+}
+
+// latencyQueue primes a queue of the latency runs' shape (its partitions
+// created, the server settled) and answers the bodies that push to it.
+func latencyQueue(ctx context.Context, env *Env, c *client, queue string, size int) (*bodies, error) {
+	b := newBodies(queue, latencyPartitions, payload.Pool(3, 64, size))
+	for _, body := range b.prime() {
+		if err := c.push(ctx, body); err != nil {
+			return nil, fmt.Errorf("%s: create partitions: %w", queue, err)
+		}
+	}
+	env.settle(ctx)
+	return b, nil
 }

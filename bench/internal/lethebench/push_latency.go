@@ -20,47 +20,34 @@ func PushLatency(ctx context.Context, env *Env, size int) error {
 	queue := env.name("push-latency-%d", size)
 	c := newClient(env.URL, latencySenders)
 	defer c.close()
-	b := newBodies(queue, latencyPartitions, payload.Pool(3, 64, size))
-	for _, body := range b.prime() {
-		if err := c.push(ctx, body); err != nil {
-			return fmt.Errorf("push latency: create partitions: %w", err)
-		}
+	b, err := latencyQueue(ctx, env, c, queue, size)
+	if err != nil {
+		return err
 	}
-	env.settle(ctx)
 	var (
 		rtt         meter.Recorder
-		errs        atomic.Int64
+		errs        meter.Errors
 		measured    atomic.Int64
-		firstErr    atomic.Pointer[string]
 		measureFrom = time.Now().Add(env.Plan.Warmup)
 		key         = fmt.Sprintf("lethe/push-alone-latency/%d", size)
 	)
-	noteErr := func(err error) {
-		errs.Add(1)
-		msg := err.Error()
-		firstErr.CompareAndSwap(nil, &msg)
-	}
 	endWindow := env.Profile.WindowFrom(ctx, key, measureFrom, env.Plan.LatencyDuration)
 	name := fmt.Sprintf("lethe push latency alone %d msg/s %s", env.Plan.LatencyRate, payload.Label(size))
 	prog := meter.StartProgress(env.Out, name, func() string {
 		s := rtt.Summary()
 		return fmt.Sprintf("measured %s, p50 %.1f ms, p99 %.1f ms", meter.Group(measured.Load()), s.P50, s.P99)
 	})
-	started, missed := pacedPushes(ctx, env, c, b, size, measureFrom, &rtt, &measured, noteErr)
+	started, missed := pacedPushes(ctx, env, c, b, size, measureFrom, &rtt, &measured, &errs)
 	prog.Stop()
 	endWindow()
 
 	s := rtt.Summary()
-	errText := ""
-	if fe := firstErr.Load(); fe != nil {
-		errText = *fe
-	}
 	env.Sink.Add(result.Result{
 		Key: key, System: result.Lethe, Scenario: "push-alone-latency",
 		Label:   fmt.Sprintf("push request latency at %d msg/s, nobody consuming", env.Plan.LatencyRate),
 		Payload: size, Batch: 1, Clients: latencySenders, Partitions: latencyPartitions,
 		Unit: "ms", Value: s.P50, Latency: &s, Count: int64(s.Count), Seconds: env.Plan.LatencyDuration.Seconds(),
-		Errors: errs.Load(), FirstError: errText, Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size),
+		Errors: errs.Count(), FirstError: errs.First(), Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size),
 		PeakRSSMiB: env.peakMiB(),
 		Notes: fmt.Sprintf("offered %d msg/s (batch 1, %d partitions); %d requests started, %d sends skipped (all %d senders busy)",
 			env.Plan.LatencyRate, latencyPartitions, started, missed, latencySenders),

@@ -136,3 +136,16 @@ func TestStampedCutsASpan(t *testing.T) {
 		t.Fatalf("a span nothing ran in: %+v", got)
 	}
 }
+
+// Errors counts every failure and keeps the first one's message.
+func TestErrorsKeepTheFirst(t *testing.T) {
+	var e Errors
+	if e.Count() != 0 || e.First() != "" {
+		t.Fatalf("zero value: %d, %q", e.Count(), e.First())
+	}
+	e.Note(errors.New("first"))
+	e.Note(errors.New("second"))
+	if e.Count() != 2 || e.First() != "first" {
+		t.Errorf("after two: %d, %q; want 2, \"first\"", e.Count(), e.First())
+	}
+}

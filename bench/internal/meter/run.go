@@ -51,13 +51,13 @@ func Run(ctx context.Context, spec Spec, op Op) Outcome {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		items, errs atomic.Int64
-		measuring   atomic.Bool
-		firstErr    atomic.Pointer[string]
-		rec         Recorder
-		drained     = make(chan struct{})
-		drainOnce   sync.Once
-		wg          sync.WaitGroup
+		items     atomic.Int64
+		errs      Errors
+		measuring atomic.Bool
+		rec       Recorder
+		drained   = make(chan struct{})
+		drainOnce sync.Once
+		wg        sync.WaitGroup
 	)
 	endWindow := func() {}
 	openWindow := func() {
@@ -80,9 +80,7 @@ func Run(ctx context.Context, spec Spec, op Op) Outcome {
 					return // an op cut short by the end of the window does not count
 				}
 				if err != nil {
-					errs.Add(1)
-					msg := err.Error()
-					firstErr.CompareAndSwap(nil, &msg)
+					errs.Note(err)
 					Sleep(runCtx, 20*time.Millisecond) // a failing server is not hammered
 					continue
 				}
@@ -146,7 +144,7 @@ loop:
 				lastT, lastN = now, n
 			}
 			fmt.Fprintf(spec.Out, "%-44s %s %10s %s/s  total %s  errors %d\n",
-				spec.Name, phase, Group(int64(rate)), spec.Unit, Group(n), errs.Load())
+				spec.Name, phase, Group(int64(rate)), spec.Unit, Group(n), errs.Count())
 		}
 	}
 	cancel()
@@ -157,10 +155,7 @@ loop:
 	if out.Elapsed > 0 {
 		out.Rate = float64(out.Items) / out.Elapsed.Seconds()
 	}
-	out.Errors = errs.Load()
-	if p := firstErr.Load(); p != nil {
-		out.FirstError = *p
-	}
+	out.Errors, out.FirstError = errs.Count(), errs.First()
 	out.Latency = rec.Summary()
 	fmt.Fprintf(spec.Out, "%-44s done: %s %s/s over %.1fs (%s %s, %d errors)\n",
 		spec.Name, Group(int64(out.Rate)), spec.Unit, out.Elapsed.Seconds(), Group(out.Items), spec.Unit, out.Errors)

@@ -33,9 +33,9 @@ type load struct {
 	queues  []*queueRun
 	groups  []string
 	lat     latencies
-	pushErr errCount
-	popErr  errCount
-	ackErr  errCount
+	pushErr meter.Errors
+	popErr  meter.Errors
+	ackErr  meter.Errors
 }
 
 func newLoad(spec *Spec, c *lethebench.Client) *load {
@@ -84,7 +84,7 @@ func (l *load) consumer(ctx context.Context, q *queueRun, g int) {
 		now := time.Now()
 		if err != nil {
 			if ctx.Err() == nil {
-				l.popErr.note(err)
+				l.popErr.Note(err)
 				meter.Sleep(ctx, 100*time.Millisecond)
 			}
 			continue
@@ -101,7 +101,7 @@ func (l *load) consumer(ctx context.Context, q *queueRun, g int) {
 		if len(msgs) > 0 {
 			// Acked even after ctx ended: the message was counted as received.
 			if err := l.c.Ack(context.WithoutCancel(ctx), group, msgs); err != nil {
-				l.ackErr.note(err)
+				l.ackErr.Note(err)
 			}
 		}
 	}
@@ -135,7 +135,7 @@ func (l *load) pushOne(ctx context.Context, q *queueRun, n int, stream uint64) {
 	body := pushBody(rng, q.name, fmt.Sprintf("p%d", k%int64(q.Partitions)), first, n, l.spec.Size, at)
 	if err := l.c.Push(ctx, body); err != nil {
 		if ctx.Err() == nil {
-			l.pushErr.note(err)
+			l.pushErr.Note(err)
 		}
 		return
 	}
@@ -174,25 +174,6 @@ func (l *load) counts() (pushed, received int64) {
 		pushed, received = pushed+p, received+r
 	}
 	return pushed, received
-}
-
-// errCount counts failures and keeps the first message.
-type errCount struct {
-	n     atomic.Int64
-	first atomic.Pointer[string]
-}
-
-func (e *errCount) note(err error) {
-	e.n.Add(1)
-	msg := err.Error()
-	e.first.CompareAndSwap(nil, &msg)
-}
-
-func (e *errCount) firstMsg() string {
-	if p := e.first.Load(); p != nil {
-		return *p
-	}
-	return ""
 }
 
 // latencies keeps push and end-to-end latency for the current sample

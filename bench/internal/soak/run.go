@@ -73,9 +73,9 @@ func Run(ctx context.Context, env Env, spec Spec) (*Report, error) {
 		r.Deliveries = append(r.Deliveries, d)
 	}
 	r.Errors = []ErrorTally{
-		{"push", l.pushErr.n.Load(), l.pushErr.firstMsg()},
-		{"pop", l.popErr.n.Load(), l.popErr.firstMsg()},
-		{"ack", l.ackErr.n.Load(), l.ackErr.firstMsg()},
+		{"push", l.pushErr.Count(), l.pushErr.First()},
+		{"pop", l.popErr.Count(), l.popErr.First()},
+		{"ack", l.ackErr.Count(), l.ackErr.First()},
 	}
 	if ctx.Err() != nil {
 		r.Meta.Notes = append(r.Meta.Notes, fmt.Sprintf("interrupted after %s of %s: judged on what ran", loaded.Round(time.Second), spec.Duration))
@@ -142,7 +142,7 @@ func (r *running) progress() {
 	pushed, received := r.load.counts()
 	line := fmt.Sprintf("soak %s/%s  pushed %s  received %s  owed %s  errors push/pop/ack %d/%d/%d",
 		time.Since(r.began).Round(time.Second), r.spec.Duration, meter.Group(pushed), meter.Group(received),
-		meter.Group(r.load.missing()), r.load.pushErr.n.Load(), r.load.popErr.n.Load(), r.load.ackErr.n.Load())
+		meter.Group(r.load.missing()), r.load.pushErr.Count(), r.load.popErr.Count(), r.load.ackErr.Count())
 	if n := len(r.samples); n > 0 {
 		s := r.samples[n-1]
 		line += fmt.Sprintf("  | at %.0f min: database %s MiB, WAL %s MiB, RSS %s MiB, push p99 %.1f ms, e2e p99 %.1f ms",
