@@ -170,7 +170,7 @@ func (e *Engine) ackOne(ctx context.Context, tx pgx.Tx, row *cursorRow, req api.
 	hash := store.TxnHash(req.TransactionID)
 	off, dead, ok := lease.Ack(&row.Cursor, leaseID, hash, outcome, req.Error)
 	if !ok {
-		return 0, false, ackOutsideLease(ctx, tx, row, req, leaseID, hash, res)
+		return 0, false, ackOutsideLease(ctx, tx, row, req, leaseID, res)
 	}
 	if dead != nil {
 		if err := e.writeDeadLetter(ctx, tx, row, *dead, nil, now); err != nil {
@@ -183,12 +183,12 @@ func (e *Engine) ackOne(ctx context.Context, tx pgx.Tx, row *cursorRow, req api.
 }
 
 // ackOutsideLease answers an ack the live lease does not hold: success when
-// the transaction id resolves, through the hash sidecar, to a message the
+// the transaction id resolves (store.TxnOffset) to a message the
 // group is already done with; otherwise why it cannot apply. A hash purged
 // past its window resolves as unknown: not acked, so the message is
 // redelivered rather than lost.
-func ackOutsideLease(ctx context.Context, tx pgx.Tx, row *cursorRow, req api.AckRequest, leaseID uuid.UUID, hash int64, res *api.AckResult) error {
-	off, found, err := store.TxnOffset(ctx, tx, row.pid, hash)
+func ackOutsideLease(ctx context.Context, tx pgx.Tx, row *cursorRow, req api.AckRequest, leaseID uuid.UUID, res *api.AckResult) error {
+	off, found, err := store.TxnOffset(ctx, tx, row.pid, req.TransactionID)
 	if err != nil {
 		return err
 	}

@@ -58,8 +58,8 @@ type appendReq struct {
 	partition string
 	pid       uuid.UUID // set by a transaction, which writes without the appender
 	hashes    []int64
-	// minted[i] says frames[i]'s transaction id was minted by this push
-	// (store.Batch.AddMinted).
+	// minted[i] says frames[i] has no transaction id: lethe names it by
+	// its offset (store.Batch.AddMinted).
 	minted []bool
 	frames [][]byte
 	times  []time.Time
@@ -288,7 +288,7 @@ func segmentOf(reqs []*appendReq) *store.Batch {
 	for _, r := range reqs {
 		for k, f := range r.frames {
 			if r.minted[k] {
-				b.AddMinted(r.hashes[k], f, r.times[k])
+				b.AddMinted(f, r.times[k])
 			} else {
 				b.Add(r.hashes[k], f, r.times[k])
 			}

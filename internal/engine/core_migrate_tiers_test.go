@@ -36,9 +36,9 @@ func TestCoreMigration050KeepsEveryMessage(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	// A database of the layout before tiers: every migration but 050-053
-	// and those that redefine their functions (130, 140, 150); later ones,
+	// and those that redefine their functions or the sidecar (130, 140, 150, 153); later ones,
 	// such as the streams' 080 and 081, may have run already.
-	migrateWithout(t, pool, func(v int) bool { return v >= 50 && v <= 53 || slices.Contains([]int{130, 140, 150}, v) })
+	migrateWithout(t, pool, func(v int) bool { return v >= 50 && v <= 53 || slices.Contains([]int{130, 140, 150, 153}, v) })
 	pids := []uuid.UUID{uuid.New(), uuid.New()}
 	if _, err := pool.Exec(ctx, `
 		WITH q AS (INSERT INTO lethe.queues (name, created_at, updated_at) VALUES ('old', $1, $1) RETURNING id)

@@ -25,11 +25,16 @@ func ValidateName(kind, name string) error { return validate.Name(kind, name) }
 type prepared struct {
 	index int
 	item  api.PushItem
-	hash  int64
-	// minted says lethe minted the transaction id (the item had none).
+	// hash is the producer's transaction id's (none when minted).
+	hash int64
+	// minted says the item had no transaction id: its frame stores none and
+	// its answer names it by its offset (store.MintedID).
 	minted bool
-	frame  []byte
-	at     time.Time
+	// claimed is set when the item's id is one lethe minted for the
+	// partition it names (claimMinted): it is answered, not written.
+	claimed *claim
+	frame   []byte
+	at      time.Time
 }
 
 // validatePush checks items by the rules of package validate; nothing is
@@ -40,9 +45,10 @@ func (e *Engine) validatePush(items []api.PushItem, payloadsValid bool) error {
 }
 
 // preparePush encodes the frames of validated items, sealing the payloads
-// of encrypted queues; queues are the options of the queues pushed to
+// of encrypted queues, and answers the ids lethe minted that come back
+// (claimMinted); queues are the options of the queues pushed to
 // (pushQueues). Nothing is written when any item cannot be stored.
-func (e *Engine) preparePush(items []api.PushItem, queues map[string]*Queue, producerSub string) ([]prepared, error) {
+func (e *Engine) preparePush(ctx context.Context, items []api.PushItem, queues map[string]*Queue, producerSub string) ([]prepared, error) {
 	now := e.clock.Now()
 	out := make([]prepared, len(items))
 	for i, it := range items {
@@ -53,16 +59,17 @@ func (e *Engine) preparePush(items []api.PushItem, queues map[string]*Queue, pro
 			it.Payload = json.RawMessage("null") // as Queen stores a missing payload
 		}
 		minted := it.TransactionID == ""
-		if minted {
-			it.TransactionID = uuid.NewString()
+		var hash int64
+		if !minted {
+			hash = store.TxnHash(it.TransactionID)
 		}
 		m := frame.Message{CreatedAt: now, TxnID: it.TransactionID, TraceID: it.TraceID, ProducerSub: producerSub, Payload: it.Payload}
 		if err := e.sealFor(queues[it.Queue], &m); err != nil {
 			return nil, err
 		}
-		out[i] = prepared{index: i, item: it, hash: store.TxnHash(it.TransactionID), minted: minted, at: now, frame: frame.Encode(m)}
+		out[i] = prepared{index: i, item: it, hash: hash, minted: minted, at: now, frame: frame.Encode(m)}
 	}
-	return out, nil
+	return out, e.claimMinted(ctx, out)
 }
 
 // groupByPartition splits prepared items into one append request per
@@ -72,6 +79,9 @@ func groupByPartition(items []prepared) ([]*appendReq, [][]int) {
 	var idx [][]int
 	at := map[partKey]int{}
 	for _, p := range items {
+		if p.claimed != nil {
+			continue // answered without a write
+		}
 		k := partKey{p.item.Queue, p.item.Partition}
 		j, ok := at[k]
 		if !ok {
@@ -126,7 +136,7 @@ func (e *Engine) push(ctx context.Context, items []api.PushItem, o pushOptions) 
 	if err != nil {
 		return nil, err
 	}
-	prep, err := e.preparePush(items, queues, o.producerSub)
+	prep, err := e.preparePush(ctx, items, queues, o.producerSub)
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +163,7 @@ func (e *Engine) push(ctx context.Context, items []api.PushItem, o pushOptions) 
 		}
 		fillPushResults(results, prep, idx[j], pids[j], r.results)
 	}
+	fillClaimed(results, prep)
 	return results, nil
 }
 
@@ -182,17 +193,26 @@ func fillPushResults(results []api.PushResult, prep []prepared, at []int, pid uu
 		if res[k].Duplicate {
 			status = api.StatusDuplicate
 		}
-		p := prep[i].item
-		results[i] = api.PushResult{
-			Index:              i,
-			TransactionID:      p.TransactionID,
-			TransactionIDCamel: p.TransactionID,
-			Status:             status,
-			MessageID:          MessageID(pid, res[k].Offset),
-			PartitionID:        pid.String(),
-			TraceID:            p.TraceID,
-			QueueName:          p.Queue,
+		txnID := prep[i].item.TransactionID
+		if prep[i].minted {
+			txnID = store.MintedID(pid, res[k].Offset)
 		}
+		results[i] = pushResult(i, prep[i].item, txnID, status, pid, res[k].Offset)
+	}
+}
+
+// pushResult is the answer to item i, stored (or found stored) at offset of
+// partition pid under transaction id txnID.
+func pushResult(i int, it api.PushItem, txnID, status string, pid uuid.UUID, offset int64) api.PushResult {
+	return api.PushResult{
+		Index:              i,
+		TransactionID:      txnID,
+		TransactionIDCamel: txnID,
+		Status:             status,
+		MessageID:          MessageID(pid, offset),
+		PartitionID:        pid.String(),
+		TraceID:            it.TraceID,
+		QueueName:          it.Queue,
 	}
 }
 

@@ -53,7 +53,9 @@ func (e *Engine) sealFor(q *Queue, m *frame.Message) error {
 func (e *Engine) checkCapacity(ctx context.Context, queues map[string]*Queue, items []prepared) error {
 	adding := map[string]int{}
 	for _, p := range items {
-		adding[p.item.Queue]++
+		if p.claimed == nil { // a claimed item adds nothing
+			adding[p.item.Queue]++
+		}
 	}
 	for name, n := range adding {
 		q := queues[name]

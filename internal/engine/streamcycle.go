@@ -119,7 +119,7 @@ func (e *Engine) planCycle(ctx context.Context, c StreamCycle, producerSub strin
 	if err != nil {
 		return nil, err
 	}
-	prep, err := e.preparePush(c.Push, queues, producerSub)
+	prep, err := e.preparePush(ctx, c.Push, queues, producerSub)
 	if err != nil {
 		return nil, fmt.Errorf("push_items: %w", err)
 	}

@@ -97,7 +97,7 @@ func (e *Engine) planTransaction(ctx context.Context, req api.TransactionRequest
 		if op.Type != "push" {
 			continue
 		}
-		prep, err := e.preparePush(op.Items, queues, producerSub)
+		prep, err := e.preparePush(ctx, op.Items, queues, producerSub)
 		if err != nil {
 			return nil, fmt.Errorf("operations[%d]: %w", i, err)
 		}
@@ -245,6 +245,7 @@ func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time
 	for _, r := range push.reqs {
 		fx.pushed(r.queue, len(r.frames))
 	}
+	fillClaimed(out, push.prep)
 	return out, nil
 }
 

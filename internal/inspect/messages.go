@@ -232,7 +232,7 @@ func (r *Reader) GetMessage(ctx context.Context, partitionID, txnID string) (*ap
 
 // storedMessage reads the message txnID of partition pid.
 func (r *Reader) storedMessage(ctx context.Context, pid uuid.UUID, txnID string) (*store.Frame, error) {
-	off, found, err := store.TxnOffset(ctx, r.pool, pid, store.TxnHash(txnID))
+	off, found, err := store.TxnOffset(ctx, r.pool, pid, txnID)
 	if err != nil {
 		return nil, err
 	}

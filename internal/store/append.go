@@ -16,14 +16,14 @@ import (
 // batch is kept once and answered as a duplicate of its first occurrence,
 // so the database stores the batch as one segment without per-frame work.
 type Batch struct {
-	hashes []int64
-	// probe is the hashes to look up in the sidecar: all but those of
-	// transaction ids minted for this append (AddMinted).
-	probe   []int64
-	lens    []int32
-	blob    []byte
-	firstAt time.Time
-	lastAt  time.Time
+	// hashes are the ids of the frames whose producer gave one (Add), and
+	// positions[i] the frame hashes[i] names, 1-based among those sent.
+	hashes    []int64
+	positions []int32
+	lens      []int32
+	blob      []byte
+	firstAt   time.Time
+	lastAt    time.Time
 	// repeatOf[i] is the position of the first frame added with the same
 	// hash as frame i, or -1; sent maps a stored frame to its position.
 	repeatOf []int
@@ -34,38 +34,38 @@ type Batch struct {
 // NewBatch returns a batch sized for frames frames of bytes bytes in all.
 func NewBatch(frames, bytes int) *Batch {
 	return &Batch{
-		hashes:   make([]int64, 0, frames),
-		probe:    make([]int64, 0, frames),
-		lens:     make([]int32, 0, frames),
-		blob:     make([]byte, 0, bytes),
-		repeatOf: make([]int, 0, frames),
-		sent:     make([]int, 0, frames),
-		first:    make(map[int64]int, frames),
+		hashes:    make([]int64, 0, frames),
+		positions: make([]int32, 0, frames),
+		lens:      make([]int32, 0, frames),
+		blob:      make([]byte, 0, bytes),
+		repeatOf:  make([]int, 0, frames),
+		sent:      make([]int, 0, frames),
+		first:     make(map[int64]int, frames),
 	}
 }
 
-// Add appends one encoded frame with its transaction-id hash (TxnHash) and
-// creation time.
+// Add appends one encoded frame whose transaction id a producer chose, with
+// the id's hash (TxnHash) and the frame's creation time. The id is looked
+// up in the sidecar and stored there.
 func (b *Batch) Add(hash int64, f []byte, at time.Time) { b.add(hash, f, at, true) }
 
-// AddMinted is Add for a frame whose transaction id was minted at random
-// for this append (a push item without one): no earlier message can carry
-// it, so the sidecar is not searched for it. Its hash is still stored.
-func (b *Batch) AddMinted(hash int64, f []byte, at time.Time) { b.add(hash, f, at, false) }
+// AddMinted is Add for a frame without an id: lethe names it by its offset
+// (MintedID), so it is neither looked up nor stored in the sidecar.
+func (b *Batch) AddMinted(f []byte, at time.Time) { b.add(0, f, at, false) }
 
-func (b *Batch) add(hash int64, f []byte, at time.Time, probe bool) {
+func (b *Batch) add(hash int64, f []byte, at time.Time, hasID bool) {
 	pos := len(b.repeatOf)
-	if j, ok := b.first[hash]; ok {
-		b.repeatOf = append(b.repeatOf, j)
-		return
+	if hasID {
+		if j, ok := b.first[hash]; ok {
+			b.repeatOf = append(b.repeatOf, j)
+			return
+		}
+		b.first[hash] = pos
+		b.hashes = append(b.hashes, hash)
+		b.positions = append(b.positions, int32(len(b.sent)+1))
 	}
-	b.first[hash] = pos
 	b.repeatOf = append(b.repeatOf, -1)
 	b.sent = append(b.sent, pos)
-	b.hashes = append(b.hashes, hash)
-	if probe {
-		b.probe = append(b.probe, hash)
-	}
 	b.lens = append(b.lens, int32(len(f)))
 	b.blob = append(b.blob, f...)
 	if len(b.sent) == 1 || at.Before(b.firstAt) {
@@ -88,8 +88,9 @@ type Appended struct {
 }
 
 // appendSQL is one segment's append: partition row lock, one sidecar lookup
-// of the hashes to probe, one segment row (lethe.append, migration 150).
-const appendSQL = `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append($1, $2, $3, $4, $5, $6, $7, $8)`
+// of the producers' ids, one segment row (lethe.append_segment, migration
+// 153).
+const appendSQL = `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append_segment($1, $2, $3, $4, $5, $6, $7, $8)`
 
 // Append stores b as one segment at the end of partition pid in one round
 // trip and answers one Appended per frame added, in order. It runs on q, so
@@ -98,7 +99,7 @@ func Append(ctx context.Context, q Querier, pid uuid.UUID, b *Batch, now time.Ti
 	if b.Len() == 0 {
 		return nil, nil
 	}
-	return b.decode(pid, q.QueryRow(ctx, appendSQL, pid, b.hashes, b.probe, b.lens, b.blob, b.firstAt, b.lastAt, now))
+	return b.decode(pid, q.QueryRow(ctx, appendSQL, pid, b.hashes, b.positions, b.lens, b.blob, b.firstAt, b.lastAt, now))
 }
 
 // QueueAppend queues b's append to partition pid on batch, so that the
@@ -110,7 +111,7 @@ func QueueAppend(batch *pgx.Batch, pid uuid.UUID, b *Batch, now time.Time, done 
 		done(nil, nil)
 		return
 	}
-	batch.Queue(appendSQL, pid, b.hashes, b.probe, b.lens, b.blob, b.firstAt, b.lastAt, now).QueryRow(func(row pgx.Row) error {
+	batch.Queue(appendSQL, pid, b.hashes, b.positions, b.lens, b.blob, b.firstAt, b.lastAt, now).QueryRow(func(row pgx.Row) error {
 		out, err := b.decode(pid, row)
 		done(out, err)
 		return err

@@ -11,8 +11,8 @@ import (
 )
 
 // appendGroupSQL writes a commit group's segments with one statement per
-// step (lethe.append_group, migration 151).
-const appendGroupSQL = `SELECT lethe.append_group($1, $2, $3, $4, $5, $6, $7, $8)`
+// step (lethe.append_segments, migration 153).
+const appendGroupSQL = `SELECT lethe.append_segments($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 
 // LockOrder is the order in which every writer of several partitions locks
 // their rows (commit groups, transactions, stream cycles), so that no two of
@@ -31,7 +31,7 @@ func AppendGroup(ctx context.Context, q Querier, pids []uuid.UUID, batches []*Ba
 	}
 	g := groupArgsOf(batches)
 	var bases []int64
-	if err := q.QueryRow(ctx, appendGroupSQL, pids, g.counts, g.hashes, g.probe, g.blobs, g.firstAt, g.lastAt, now).Scan(&bases); err != nil {
+	if err := q.QueryRow(ctx, appendGroupSQL, pids, g.counts, g.idCounts, g.hashes, g.positions, g.blobs, g.firstAt, g.lastAt, now).Scan(&bases); err != nil {
 		return nil, false, fmt.Errorf("append a group of %d partitions: %w", len(pids), err)
 	}
 	if bases == nil {
@@ -46,19 +46,22 @@ func AppendGroup(ctx context.Context, q Querier, pids []uuid.UUID, batches []*Ba
 
 // groupArgs are a group's batches as lethe.append_group's arrays.
 type groupArgs struct {
-	counts          []int32
-	hashes, probe   []int64
+	// counts[i] is batch i's frames, idCounts[i] those with a producer's
+	// id, whose hashes and positions are batch i's share of the two.
+	counts, idCounts []int32
+	hashes           []int64
+	positions        []int32
 	blobs           [][]byte
 	firstAt, lastAt []time.Time
 }
 
 func groupArgsOf(batches []*Batch) groupArgs {
-	g := groupArgs{counts: make([]int32, len(batches)), blobs: make([][]byte, len(batches)),
+	g := groupArgs{counts: make([]int32, len(batches)), idCounts: make([]int32, len(batches)), blobs: make([][]byte, len(batches)),
 		firstAt: make([]time.Time, len(batches)), lastAt: make([]time.Time, len(batches))}
 	for i, b := range batches {
-		g.counts[i] = int32(len(b.hashes))
+		g.counts[i], g.idCounts[i] = int32(len(b.lens)), int32(len(b.hashes))
 		g.hashes = append(g.hashes, b.hashes...)
-		g.probe = append(g.probe, b.probe...)
+		g.positions = append(g.positions, b.positions...)
 		g.blobs[i], g.firstAt[i], g.lastAt[i] = b.blob, b.firstAt, b.lastAt
 	}
 	return g

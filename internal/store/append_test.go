@@ -63,12 +63,12 @@ func TestAppendDeduplicates(t *testing.T) {
 		t.Errorf("partition a reads %s: duplicates must not be stored", got)
 	}
 	for txn, off := range map[string]int64{"x": 0, "y": 1, "z": 2, "w": 3} {
-		got, found, err := store.TxnOffset(e.ctx, e.pool, a, store.TxnHash(txn))
+		got, found, err := store.TxnOffset(e.ctx, e.pool, a, txn)
 		if err != nil || !found || got != off {
 			t.Errorf("TxnOffset(%s) = %d, %v, %v; want %d", txn, got, found, err, off)
 		}
 	}
-	if _, found, err := store.TxnOffset(e.ctx, e.pool, a, store.TxnHash("never")); found || err != nil {
+	if _, found, err := store.TxnOffset(e.ctx, e.pool, a, "never"); found || err != nil {
 		t.Errorf("TxnOffset of an unknown id: found %v, err %v", found, err)
 	}
 }
@@ -157,37 +157,55 @@ func TestAppendRecordsTimeRange(t *testing.T) {
 	}
 }
 
-// A minted transaction id (AddMinted) is not looked up: it is stored even
-// where its hash is already in the sidecar (which only a 64-bit collision
-// could cause; here it is forced), while the same hash added as a
-// producer's id is answered as the duplicate it is. Its hash is still
-// stored, so the message is found by it, and a minted id still repeats
-// itself within one batch.
-func TestAppendMintedIDsAreNotLookedUp(t *testing.T) {
+// A frame without a producer's id (AddMinted) gets no sidecar entry: the
+// row holds the others' hashes at their frames' positions, so a repeat of
+// one of them answers its own offset, also when the repeat's batch had a
+// duplicate cut out of it; a segment of minted frames only has no row.
+// Every frame reads back named: the producer's id, or MintedID's.
+func TestAppendMintedFramesHaveNoSidecarEntry(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	a := e.partition("q", "a")
-	e.appendAt(e.pool, a, t0, "x")
-
-	b := store.NewBatch(3, 0)
-	b.AddMinted(store.TxnHash("x"), encode("x", t0), t0)
-	b.Add(store.TxnHash("x"), encode("x", t0), t0)
-	b.AddMinted(store.TxnHash("m"), encode("m", t0), t0)
-	got, err := store.Append(e.ctx, e.pool, a, b, t0)
-	if err != nil {
+	got, err := store.Append(e.ctx, e.pool, a, batchOf("m:", "x", "m:", "x"), t0)
+	want := []store.Appended{{Offset: 0}, {Offset: 1}, {Offset: 2}, {Offset: 1, Duplicate: true}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("minted and producer ids answered %+v, %v; want %+v", got, err, want)
+	}
+	// x is stored at 1: a duplicate is cut from this batch, so y and z
+	// land one place before where they were sent.
+	got, err = store.Append(e.ctx, e.pool, a, batchOf("m:", "y", "x", "m:", "z"), t0)
+	want = []store.Appended{{Offset: 3}, {Offset: 4}, {Offset: 1, Duplicate: true}, {Offset: 5}, {Offset: 6}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("a batch with a duplicate answered %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := store.Append(e.ctx, e.pool, a, batchOf("m:", "m:"), t0); err != nil {
 		t.Fatal(err)
 	}
-	// The minted "x" is new (offset 1); the producer's "x" repeats the
-	// first one of this batch, as a repeat within a batch does.
-	want := []store.Appended{{Offset: 1}, {Offset: 1, Duplicate: true}, {Offset: 2}}
-	if !slices.Equal(got, want) {
-		t.Errorf("minted and producer ids answered %+v, want %+v", got, want)
+	var rows, hashes int
+	if err := e.pool.QueryRow(e.ctx, `SELECT count(*), sum(cardinality(hashes)) FROM lethe.txns WHERE partition_id = $1`, a).
+		Scan(&rows, &hashes); err != nil || rows != 2 || hashes != 3 {
+		t.Errorf("sidecar holds %d rows of %d hashes (%v), want 2 rows of x, y and z", rows, hashes, err)
 	}
-	if r := e.appendAt(e.pool, a, t0, "m"); !r[0].Duplicate || r[0].Offset != 2 {
-		t.Errorf("a producer's id equal to a minted one stored before = %+v, want a duplicate of offset 2", r[0])
+	for txn, off := range map[string]int64{"x": 1, "y": 4, "z": 6} {
+		if r := e.appendAt(e.pool, a, t0, txn); !r[0].Duplicate || r[0].Offset != off {
+			t.Errorf("%s again = %+v, want a duplicate of offset %d", txn, r[0], off)
+		}
+		if got, found, err := store.TxnOffset(e.ctx, e.pool, a, txn); err != nil || !found || got != off {
+			t.Errorf("TxnOffset(%s) = %d, %v, %v; want %d", txn, got, found, err, off)
+		}
 	}
-	off, found, err := store.TxnOffset(e.ctx, e.pool, a, store.TxnHash("m"))
-	if err != nil || !found || off != 2 {
-		t.Errorf("minted id resolves to %d, %v, %v; want offset 2", off, found, err)
+	reads := "0:m 1:x 2:m 3:m 4:y 5:m 6:z 7:m 8:m"
+	if r := strings.Join(e.readNamed(a, 0, 20), " "); r != reads {
+		t.Errorf("partition reads %s, want %s", r, reads)
+	}
+	for off := range int64(10) {
+		got, found, err := store.TxnOffset(e.ctx, e.pool, a, store.MintedID(a, off))
+		if err != nil || found != (off < 9) || found && got != off {
+			t.Errorf("TxnOffset(MintedID(%d)) = %d, %v, %v; want found %v", off, got, found, err, off < 9)
+		}
+	}
+	b := e.partition("q", "b")
+	if _, found, err := store.TxnOffset(e.ctx, e.pool, b, store.MintedID(a, 0)); found || err != nil {
+		t.Errorf("a's minted id resolves in partition b: found %v, %v", found, err)
 	}
 }

@@ -12,12 +12,25 @@ import (
 	"github.com/lethe-mq/lethe/internal/frame"
 )
 
-// TxnOffset resolves a transaction id's hash (TxnHash) to the offset it was
-// stored at in partition pid, through the sidecar. found is false when it
-// was never stored or its hash was purged past the deduplication window.
-func TxnOffset(ctx context.Context, q Querier, pid uuid.UUID, hash int64) (offset int64, found bool, err error) {
+// TxnOffset resolves a transaction id to the offset it was stored at in
+// partition pid: an id lethe minted by decoding it (MintedOffset; found
+// when that offset was given), a producer's through the sidecar. found is
+// false when it was never stored or its hash was purged past the
+// deduplication window.
+func TxnOffset(ctx context.Context, q Querier, pid uuid.UUID, txnID string) (offset int64, found bool, err error) {
+	if off, ok := MintedOffset(pid, txnID); ok {
+		var next int64
+		err := q.QueryRow(ctx, `SELECT next_offset FROM lethe.partitions WHERE id = $1`, pid).Scan(&next)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("resolve a transaction id in partition %s: %w", pid, err)
+		}
+		return off, off < next, nil
+	}
 	var off *int64
-	if err := q.QueryRow(ctx, `SELECT lethe.txn_offset($1, $2)`, pid, hash).Scan(&off); err != nil {
+	if err := q.QueryRow(ctx, `SELECT lethe.txn_offset($1, $2)`, pid, TxnHash(txnID)).Scan(&off); err != nil {
 		return 0, false, fmt.Errorf("resolve a transaction id in partition %s: %w", pid, err)
 	}
 	if off == nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +92,19 @@ func (e *env) read(pid uuid.UUID, from int64, limit int, visibleBefore time.Time
 		e.t.Fatalf("read %s from %d: %v", pid, from, err)
 	}
 	return describe(frames)
+}
+
+// readNamed is read with "offset:m" for a frame named by MintedID.
+func (e *env) readNamed(pid uuid.UUID, from int64, limit int) []string {
+	e.t.Helper()
+	out := e.read(pid, from, limit, store.Everything())
+	for i, s := range out {
+		off, txn, _ := strings.Cut(s, ":")
+		if at, ok := store.MintedOffset(pid, txn); ok && itoa(at) == off {
+			out[i] = off + ":m"
+		}
+	}
+	return out
 }
 
 func describe(frames []store.Frame) []string {

@@ -10,7 +10,8 @@ import (
 	"github.com/lethe-mq/lethe/internal/frame"
 )
 
-// Frame is one stored message and its offset. When the offset is stored
+// Frame is one stored message and its offset; its TxnID is the producer's,
+// or MintedID's when the producer gave none. When the offset is stored
 // but its frame cannot be decoded (the segment is damaged), Err wraps
 // ErrUnreadable with the cause and Message is empty.
 type Frame struct {
@@ -99,6 +100,9 @@ func (s *segment) decode(pid uuid.UUID, from int64, limit int, visibleBefore tim
 		if len(out) >= limit || m.CreatedAt.After(visibleBefore) {
 			stop = true
 			return false
+		}
+		if m.TxnID == "" {
+			m.TxnID = MintedID(pid, off) // no producer id: named by its place
 		}
 		out = append(out, Frame{Offset: off, Message: m})
 		return true

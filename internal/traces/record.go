@@ -31,7 +31,7 @@ func (s *Service) Record(ctx context.Context, req api.TraceRequest) (*api.TraceR
 		return nil, apierr.Field(apierr.NotFound, "partitionId", "partition %s does not exist", pid)
 	}
 	var offset *int64
-	if off, found, err := store.TxnOffset(ctx, s.pool, pid, store.TxnHash(req.TransactionID)); err != nil {
+	if off, found, err := store.TxnOffset(ctx, s.pool, pid, req.TransactionID); err != nil {
 		return nil, err
 	} else if found {
 		offset = &off

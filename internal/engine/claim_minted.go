@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/store"
+)
+
+// claim is where a pushed id lethe minted says its message is.
+type claim struct {
+	pid    uuid.UUID
+	offset int64
+}
+
+// claimMinted finds, before anything is written, the items whose producer
+// sent an id in the form lethe mints for the partition the item names
+// (store.MintedID: a client pushing again what a push answered). Such an id
+// names an offset, so the item is a duplicate of the message there when that
+// offset was given, and refused when it was not: the form is lethe's, and
+// storing it as a producer's id could give two messages of a partition one
+// id. In any other partition it is an ordinary producer id.
+func (e *Engine) claimMinted(ctx context.Context, prep []prepared) error {
+	for i := range prep {
+		p := &prep[i]
+		if p.minted || !store.MintedForm(p.item.TransactionID) {
+			continue
+		}
+		if pid, ok := e.catalog.cachedPartition(p.item.Queue, p.item.Partition); ok {
+			if _, mine := store.MintedOffset(pid, p.item.TransactionID); !mine {
+				continue // another partition's id, or a producer's own UUIDv8
+			}
+		}
+		var pid uuid.UUID
+		var next int64
+		err := e.pool.QueryRow(ctx, `
+			SELECT p.id, p.next_offset FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+			 WHERE q.name = $1 AND p.name = $2`, p.item.Queue, p.item.Partition).Scan(&pid, &next)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // a new partition: none of its ids was given yet
+		}
+		if err != nil {
+			return fmt.Errorf("look up partition %s/%s: %w", p.item.Queue, p.item.Partition, err)
+		}
+		off, mine := store.MintedOffset(pid, p.item.TransactionID)
+		if !mine {
+			continue
+		}
+		if off >= next {
+			return invalidf("items[%d].transactionId %q is the id lethe gives offset %d of partition %q of queue %q, "+
+				"which no message has yet; ids of this form are lethe's (push without a transactionId to have one given)",
+				p.index, p.item.TransactionID, off, p.item.Partition, p.item.Queue)
+		}
+		p.claimed = &claim{pid: pid, offset: off}
+	}
+	return nil
+}
+
+// fillClaimed answers the claimed items of prep as duplicates of the
+// messages their ids name.
+func fillClaimed(results []api.PushResult, prep []prepared) {
+	for _, p := range prep {
+		if c := p.claimed; c != nil {
+			results[p.index] = pushResult(p.index, p.item, p.item.TransactionID, api.StatusDuplicate, c.pid, c.offset)
+		}
+	}
+}
