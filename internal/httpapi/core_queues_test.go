@@ -85,10 +85,11 @@ func TestCoreHTTPDeleteQueue(t *testing.T) {
 	t.Parallel()
 	r := startCoreReplica(t, nil)
 	for _, p := range []string{"a", "b"} {
-		r.push(api.PushItem{Queue: "doomed", Partition: p, Payload: json.RawMessage(`1`)},
-			api.PushItem{Queue: "doomed", Partition: p, Payload: json.RawMessage(`2`)})
+		// Producers' ids, so that the sidecar holds hashes to delete.
+		r.push(api.PushItem{Queue: "doomed", Partition: p, Payload: json.RawMessage(`1`), TransactionID: p + "1"},
+			api.PushItem{Queue: "doomed", Partition: p, Payload: json.RawMessage(`2`), TransactionID: p + "2"})
 	}
-	r.push(api.PushItem{Queue: "kept", Payload: json.RawMessage(`"stays"`)})
+	r.push(api.PushItem{Queue: "kept", Payload: json.RawMessage(`"stays"`), TransactionID: "kept"})
 	m := r.pop("/api/v1/pop/queue/doomed?consumerGroup=g")
 	r.ack(api.AckRequest{TransactionID: m.Messages[0].TransactionID, PartitionID: m.PartitionID, Status: "dlq", ConsumerGroup: "g"})
 	segs := func(queue string) int64 {

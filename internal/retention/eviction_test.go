@@ -1,6 +1,7 @@
 package retention
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +117,41 @@ func TestLateAckAfterTheHashIsPurgedCountsAsNotAcked(t *testing.T) {
 }
 
 // dayAfter is the start of the UTC day after t's.
+// An id lethe minted is decoded, not looked up in the sidecar: a repeated
+// ack of it still resolves, to a message the group is done with, after
+// every sidecar leaf of its time is gone; one of a lease lost to expiry is
+// still not acked (redelivery over loss).
+func TestLateAckOfAMintedIDOutlivesTheSidecar(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.configure("q", map[string]any{"retryDelay": 0})
+	if _, err := e.eng.Push(e.ctx, []api.PushItem{{Queue: "q", Partition: "p", Payload: json.RawMessage(`1`)}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	done := e.consume("q", "p", "g", 1)
+	e.pushSegment("q", "p", 1) // a producer's id beside it, for the purge to drop
+	e.clock.Set(dayAfter(e.clock.Now()).Add(1000 * time.Second))
+	if res := e.fullCycle(); res.TxnsPurged != 1 {
+		t.Fatalf("purged %d hashes, want the producer's 1", res.TxnsPurged)
+	}
+	if r := e.ack(done, "g"); !r[0].Success {
+		t.Errorf("a repeated ack of a minted id past the sidecar's window: %s; want success (already done)", r[0].Error)
+	}
+	if _, err := e.eng.Push(e.ctx, []api.PushItem{{Queue: "q", Partition: "p", Payload: json.RawMessage(`3`)}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.consume("q", "p", "g", 1) // the producer's message
+	first := e.pop("q", "p", "g", 1)
+	e.clock.Set(dayAfter(e.clock.Now()).Add(1000 * time.Second)) // past leaseTime (300)
+	again := e.pop("q", "p", "g", 1)
+	if len(again.Messages) != 1 || again.Messages[0].TransactionID != first.Messages[0].TransactionID {
+		t.Fatalf("expected redelivery of %s, got %v", first.Messages[0].TransactionID, again.Messages)
+	}
+	if r := e.ack(first.Messages, "g"); r[0].Success || !strings.Contains(r[0].Error, "redelivered") {
+		t.Errorf("an ack with the expired lease = %+v, want not acked: the message is with its new holder", r[0])
+	}
+}
+
 func dayAfter(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, time.UTC)
 }

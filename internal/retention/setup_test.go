@@ -109,12 +109,15 @@ func (e *env) configure(queue string, opts map[string]any) {
 }
 
 // pushSegment pushes n messages to queue/partition in one request: one
-// segment, stamped with the clock's now.
+// segment, stamped with the clock's now. Each carries a producer's
+// transaction id, so the sidecar holds its hash (an id lethe mints is not
+// there: TestLateAckOfAMintedIDOutlivesTheSidecar).
 func (e *env) pushSegment(queue, partition string, n int) []api.PushResult {
 	e.t.Helper()
 	items := make([]api.PushItem, n)
 	for i := range items {
-		items[i] = api.PushItem{Queue: queue, Partition: partition, Payload: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}
+		items[i] = api.PushItem{Queue: queue, Partition: partition, Payload: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)),
+			TransactionID: uuid.NewString()}
 	}
 	res, err := e.eng.Push(e.ctx, items, "")
 	if err != nil {

@@ -51,8 +51,8 @@ type groupArgs struct {
 	counts, idCounts []int32
 	hashes           []int64
 	positions        []int32
-	blobs           [][]byte
-	firstAt, lastAt []time.Time
+	blobs            [][]byte
+	firstAt, lastAt  []time.Time
 }
 
 func groupArgsOf(batches []*Batch) groupArgs {

@@ -28,7 +28,7 @@ func MessageID(pid uuid.UUID, offset int64) string {
 func MintedID(pid uuid.UUID, offset int64) string {
 	var id uuid.UUID
 	copy(id[:8], pid[:8])
-	id[6] = 0x80 | pid[6]&0x0f // version 8
+	id[6] = 0x80 | pid[6]&0x0f                                         // version 8
 	binary.BigEndian.PutUint64(id[8:], uint64(offset)&(1<<62-1)|1<<63) // variant 10
 	return id.String()
 }

@@ -20,8 +20,8 @@ import (
 
 // backlog describes messages written straight into lethe's tables (COPY of
 // segment rows and their sidecar hashes), exactly as lethe's append leaves
-// them, so millions of messages exist in seconds instead of minutes of
-// HTTP. The queue is created through the API; its partitions, segments and
+// the messages of a producer that names their transaction ids, so millions
+// of messages exist in seconds instead of minutes of HTTP. The queue is created through the API; its partitions, segments and
 // hashes by SQL.
 type backlog struct {
 	Queue      string
