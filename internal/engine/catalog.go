@@ -122,14 +122,6 @@ func (c *catalog) ensureQueue(ctx context.Context, name string) (*Queue, error) 
 	return q, err
 }
 
-// cachedPartition is the partition's id when this replica has it cached.
-func (c *catalog) cachedPartition(queue, partition string) (uuid.UUID, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id, ok := c.partitions[partKey{queue, partition}]
-	return id, ok
-}
-
 // ensurePartition returns the partition's id, creating queue and partition
 // on first use.
 func (c *catalog) ensurePartition(ctx context.Context, queue, partition string) (uuid.UUID, error) {

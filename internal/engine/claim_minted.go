@@ -24,39 +24,45 @@ type claim struct {
 // names an offset, so the item is a duplicate of the message there when that
 // offset was given, and refused when it was not: the form is lethe's, and
 // storing it as a producer's id could give two messages of a partition one
-// id. In any other partition it is an ordinary producer id.
+// id. In any other partition it is an ordinary producer id. The partitions
+// are read from the database, once per partition named by such an id, not
+// from the catalog's cache: a cached id may be of a partition deleted since.
 func (e *Engine) claimMinted(ctx context.Context, prep []prepared) error {
+	type head struct {
+		pid    uuid.UUID
+		next   int64
+		exists bool
+	}
+	heads := map[partKey]head{}
 	for i := range prep {
 		p := &prep[i]
 		if p.minted || !store.MintedForm(p.item.TransactionID) {
 			continue
 		}
-		if pid, ok := e.catalog.cachedPartition(p.item.Queue, p.item.Partition); ok {
-			if _, mine := store.MintedOffset(pid, p.item.TransactionID); !mine {
-				continue // another partition's id, or a producer's own UUIDv8
+		k := partKey{p.item.Queue, p.item.Partition}
+		h, ok := heads[k]
+		if !ok {
+			err := e.pool.QueryRow(ctx, `
+				SELECT p.id, p.next_offset FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+				 WHERE q.name = $1 AND p.name = $2`, k.queue, k.partition).Scan(&h.pid, &h.next)
+			switch {
+			case err == nil:
+				h.exists = true
+			case !errors.Is(err, pgx.ErrNoRows):
+				return fmt.Errorf("look up partition %s/%s: %w", k.queue, k.partition, err)
 			}
+			heads[k] = h // a new partition: none of its ids was given yet
 		}
-		var pid uuid.UUID
-		var next int64
-		err := e.pool.QueryRow(ctx, `
-			SELECT p.id, p.next_offset FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
-			 WHERE q.name = $1 AND p.name = $2`, p.item.Queue, p.item.Partition).Scan(&pid, &next)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // a new partition: none of its ids was given yet
+		off, mine := store.MintedOffset(h.pid, p.item.TransactionID)
+		if !h.exists || !mine {
+			continue // another partition's id, or a producer's own UUIDv8
 		}
-		if err != nil {
-			return fmt.Errorf("look up partition %s/%s: %w", p.item.Queue, p.item.Partition, err)
-		}
-		off, mine := store.MintedOffset(pid, p.item.TransactionID)
-		if !mine {
-			continue
-		}
-		if off >= next {
+		if off >= h.next {
 			return invalidf("items[%d].transactionId %q is the id lethe gives offset %d of partition %q of queue %q, "+
 				"which no message has yet; ids of this form are lethe's (push without a transactionId to have one given)",
 				p.index, p.item.TransactionID, off, p.item.Partition, p.item.Queue)
 		}
-		p.claimed = &claim{pid: pid, offset: off}
+		p.claimed = &claim{pid: h.pid, offset: off}
 	}
 	return nil
 }

@@ -85,8 +85,17 @@ func TestCoreRepushOfAMintedID(t *testing.T) {
 		t.Errorf("the forwarded id again = %+v, want a duplicate", again[0])
 	}
 
+	// A producer's own UUIDv8 (the form, for no partition here) is an
+	// ordinary id: stored, then found as any producer id is.
+	own := store.MintedID(uuid.New(), 5)
+	for i, want := range []string{api.StatusQueued, api.StatusDuplicate} {
+		if r := e.pushItems(api.PushItem{Queue: "q", Partition: "p", Payload: json.RawMessage(`"own"`), TransactionID: own}); r[0].Status != want {
+			t.Errorf("a producer's UUIDv8, push %d = %+v, want %s", i, r[0], want)
+		}
+	}
+
 	before := e.rowCounts()
-	forged := store.MintedID(pid, 2)
+	forged := store.MintedID(pid, 3)
 	_, err := e.eng.Push(e.ctx, []api.PushItem{
 		{Queue: "q", Partition: "p", Payload: json.RawMessage(`"fine"`)},
 		{Queue: "q", Partition: "p", Payload: json.RawMessage(`"forged"`), TransactionID: forged},
@@ -114,8 +123,8 @@ func TestCoreRepushOfAMintedID(t *testing.T) {
 		t.Errorf("a transaction pushing a forged minted id = %v, want invalid", err)
 	}
 	coreSameCounts(t, before, e.rowCounts())
-	resp := e.popN(engine.PopRequest{Queue: "q", Partition: "p", Batch: 10}, 2)
-	if got := fmt.Sprint(corePayloads(resp)); got != `["first" "second"]` {
-		t.Errorf("partition p holds %s, want first and second only", got)
+	resp := e.popN(engine.PopRequest{Queue: "q", Partition: "p", Batch: 10}, 3)
+	if got := fmt.Sprint(corePayloads(resp)); got != `["first" "second" "own"]` {
+		t.Errorf("partition p holds %s, want first, second and own only", got)
 	}
 }
