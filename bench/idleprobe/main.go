@@ -18,12 +18,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/bench/internal/meter"
 )
 
 func main() {
@@ -96,20 +97,19 @@ func run(ctx context.Context, url, dsn string, n int) error {
 // measure runs call n times in a row and summarizes the latencies of all
 // but the first 100.
 func measure(n int, call func(i int) error) (string, error) {
-	var lat []time.Duration
+	var lat meter.Recorder
 	for i := range n {
 		t := time.Now()
 		if err := call(i); err != nil {
 			return "", err
 		}
 		if i >= 100 {
-			lat = append(lat, time.Since(t))
+			lat.Add(time.Since(t))
 		}
 	}
-	if len(lat) == 0 {
+	s := lat.Summary()
+	if s.Count == 0 {
 		return "", fmt.Errorf("-n %d leaves nothing after the 100 warm-up calls", n)
 	}
-	slices.Sort(lat)
-	at := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
-	return fmt.Sprintf("p50 %.2f ms, p90 %.2f ms, p99 %.2f ms (n=%d)", at(.5), at(.9), at(.99), len(lat)), nil
+	return fmt.Sprintf("p50 %.2f ms, p99 %.2f ms, max %.2f ms (n=%d)", s.P50, s.P99, s.Max, s.Count), nil
 }
