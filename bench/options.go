@@ -29,6 +29,7 @@ type Options struct {
 	Sizes       []int
 	Duration    time.Duration // overrides the plan's throughput window
 	Warmup      time.Duration
+	LatencyRate int // overrides the plan's offered load of the latency runs
 	SweepFrames int
 	LetheMode   string // "process", "inprocess"
 	LetheURL    string // an external lethe: no build, no memory figure
@@ -60,6 +61,7 @@ func parseFlags(args []string) (Options, error) {
 	sizes := fs.String("sizes", "100,1024", "payload sizes in bytes, comma separated")
 	fs.DurationVar(&o.Duration, "duration", 0, "measured window of each throughput scenario (default 10s, 1s with -quick)")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "unmeasured warmup before each window (default 1.5s, 200ms with -quick)")
+	fs.IntVar(&o.LatencyRate, "latency-rate", 0, "offered load of the latency runs in msg/s (default 1000, 200 with -quick)")
 	fs.IntVar(&o.SweepFrames, "sweep-frames", 0, "frames in the retention sweep's backlog (default 5000000, 100000 with -quick)")
 	fs.StringVar(&o.LetheMode, "lethe", "process", "how to run lethe: process (go build, run as a subprocess: its own memory) or inprocess (app.Start)")
 	fs.StringVar(&o.LetheURL, "lethe-url", "", "measure a lethe already running at this URL (needs -database-url of its database)")
@@ -135,6 +137,12 @@ func (o *Options) Validate() error {
 	}
 	if o.Warmup > 0 {
 		o.Plan.Warmup = o.Warmup
+	}
+	if o.LatencyRate < 0 || o.LatencyRate > 100_000 {
+		return fmt.Errorf("-latency-rate: %d msg/s is outside 1 to 100,000", o.LatencyRate)
+	}
+	if o.LatencyRate > 0 {
+		o.Plan.LatencyRate = o.LatencyRate
 	}
 	if o.SweepFrames > 0 {
 		o.Plan.SweepBacklog = o.SweepFrames

@@ -69,3 +69,19 @@ func TestCeilingFor(t *testing.T) {
 		t.Error("-only ceiling skipped the sweep's ceiling")
 	}
 }
+
+// -latency-rate sets the latency runs' offered load and refuses a rate
+// that is not one.
+func TestLatencyRateFlag(t *testing.T) {
+	t.Parallel()
+	o, err := parseFlags([]string{"-latency-rate", "250"})
+	if err != nil || o.Plan.LatencyRate != 250 {
+		t.Fatalf("-latency-rate 250: %v, plan rate %d", err, o.Plan.LatencyRate)
+	}
+	if o, err := parseFlags(nil); err != nil || o.Plan.LatencyRate != 1000 {
+		t.Fatalf("no -latency-rate: %v, plan rate %d, want the full plan's 1000", err, o.Plan.LatencyRate)
+	}
+	if _, err := parseFlags([]string{"-latency-rate", "-5"}); err == nil || !strings.Contains(err.Error(), "-latency-rate") {
+		t.Errorf("-latency-rate -5: %v, want it refused", err)
+	}
+}

@@ -325,6 +325,7 @@ func (r *runner) ceiling(ctx context.Context, size int) {
 		{"tables", func(ctx context.Context, env *ceiling.Env, _ int) error { return ceiling.Prepare(ctx, env) }, nil},
 		{"segment ingest", ceiling.IngestSegments, []string{"push", "pop-ack", "held", "encryption"}},
 		{"segment read", ceiling.ReadSegments, []string{"pop-ack", "held", "encryption"}},
+		{"segment ingest, rows of 10", ceiling.IngestSmallSegments, []string{"push"}},
 		{"INSERT per message", ceiling.InsertPerMessage, []string{"push"}},
 		{"INSERT latency", ceiling.InsertLatency, []string{"latency"}},
 		{"segment delete", ceiling.DeleteSegments, []string{"sweep"}},

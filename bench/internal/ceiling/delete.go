@@ -25,7 +25,11 @@ const (
 // frame count, frames per row and partitions, by COPY), then deletes it
 // from one connection in batches of 1,000 rows, oldest first, one
 // transaction per batch: the least a retention sweep of that backlog can
-// cost.
+// cost. The first half of the partitions is deleted with nothing else
+// running (the sweep's ceiling); the second beside the load lethe's sweep
+// scenario pushes under (rows of 10 frames at the same rate), whose INSERT
+// latency is measured before and during that half: what deleting at full
+// speed does to a writer's latency in PostgreSQL alone.
 func DeleteSegments(ctx context.Context, env *Env, size int) error {
 	pool, err := newPool(ctx, env, deletePartitions)
 	if err != nil {
@@ -37,23 +41,70 @@ func DeleteSegments(ctx context.Context, env *Env, size int) error {
 		return err
 	}
 	env.settle(ctx)
+	alone, err := deleteHalf(ctx, env, pool, size, 0, "")
+	if err != nil {
+		return err
+	}
+	alone.Key = fmt.Sprintf("ceiling/segment-delete/%d", size)
+	alone.Label = fmt.Sprintf("raw segment delete: %d-frame rows in batches of %d rows, one connection", perRow, deleteBatch)
+	alone.Notes += ", no concurrent load"
+	env.Sink.Add(alone)
+
+	load, err := startDeleteLoad(ctx, env, size)
+	if err != nil {
+		return err
+	}
+	defer load.stop()
+	meter.Sleep(ctx, env.Plan.Warmup)
+	load.phase.Store(loadBaseline)
+	meter.Sleep(ctx, env.Plan.SweepBaseline)
+	load.phase.Store(loadDuring)
+	loaded, err := deleteHalf(ctx, env, pool, size, deletePartitions/2, " beside the load")
+	load.stop()
+	if err != nil {
+		return err
+	}
+	base, during := load.baseline.Summary(), load.during.Summary()
+	loaded.Key = fmt.Sprintf("ceiling/segment-delete-loaded/%d", size)
+	loaded.Label = fmt.Sprintf("raw segment delete beside %d msg/s of INSERTs (rows of %d frames), latency of those INSERTs",
+		env.Plan.SweepLoadRate, deleteLoadBatch)
+	loaded.Baseline, loaded.Latency = &base, &during
+	loaded.Errors = load.errs.Count()
+	loaded.FirstError = load.errs.First()
+	loaded.Notes += fmt.Sprintf("; INSERT p50/p99 %.1f/%.1f ms during the delete vs %.1f/%.1f ms without (%d and %d INSERTs)",
+		during.P50, during.P99, base.P50, base.P99, during.Count, base.Count)
+	env.Sink.Add(loaded)
+	return nil
+}
+
+// deleteHalf deletes the rows of deletePartitions/2 partitions from first
+// on and answers the rate.
+func deleteHalf(ctx context.Context, env *Env, pool *pgxpool.Pool, size, first int, what string) (result.Result, error) {
 	var deleted atomic.Int64
-	prog := meter.StartProgress(env.Out, "ceiling segment delete "+payload.Label(size), func() string {
-		return fmt.Sprintf("%s of %s frames deleted", meter.Group(deleted.Load()), meter.Group(int64(frames)))
+	prog := meter.StartProgress(env.Out, "ceiling segment delete"+what+" "+payload.Label(size), func() string {
+		return fmt.Sprintf("%s frames deleted", meter.Group(deleted.Load()))
 	})
-	endWindow := env.Profile.Window(ctx, fmt.Sprintf("ceiling/segment-delete/%d", size), 0)
+	defer prog.Stop()
+	key := fmt.Sprintf("ceiling/segment-delete/%d", size)
+	if first > 0 {
+		key = fmt.Sprintf("ceiling/segment-delete-loaded/%d", size)
+	}
+	endWindow := env.Profile.Window(ctx, key, 0)
 	defer endWindow() // on an early return; ending twice is harmless
 	began := time.Now()
 	limit := began.Add(env.Plan.SweepLimit)
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		prog.Stop()
-		return err
+		return result.Result{}, err
 	}
 	defer conn.Release()
-	batches := 0
-	for p := 0; p < deletePartitions && time.Now().Before(limit); p++ {
-		for time.Now().Before(limit) {
+	batches, complete := 0, true
+	for p := first; p < first+deletePartitions/2; p++ {
+		for {
+			if !time.Now().Before(limit) {
+				complete = false
+				break
+			}
 			var rows int
 			var n int64
 			err := conn.QueryRow(ctx, `
@@ -65,8 +116,7 @@ func DeleteSegments(ctx context.Context, env *Env, size int) error {
 					RETURNING frame_count)
 				SELECT count(*), coalesce(sum(frame_count), 0) FROM gone`, p, deleteBatch).Scan(&rows, &n)
 			if err != nil {
-				prog.Stop()
-				return fmt.Errorf("ceiling delete: %w", err)
+				return result.Result{}, fmt.Errorf("ceiling delete: %w", err)
 			}
 			batches++
 			deleted.Add(n)
@@ -76,20 +126,83 @@ func DeleteSegments(ctx context.Context, env *Env, size int) error {
 		}
 	}
 	elapsed := time.Since(began)
-	prog.Stop()
 	endWindow()
 	r := result.Result{
-		Key: fmt.Sprintf("ceiling/segment-delete/%d", size), System: result.Ceiling, Scenario: "segment-delete",
-		Label:   fmt.Sprintf("raw segment delete: %d-frame rows in batches of %d rows, one connection", perRow, deleteBatch),
-		Payload: size, Batch: deleteBatch, Clients: 1, Partitions: deletePartitions, Unit: "frames/s",
+		System: result.Ceiling, Scenario: "segment-delete",
+		Payload: size, Batch: deleteBatch, Clients: 1, Partitions: deletePartitions / 2, Unit: "frames/s",
 		Count: deleted.Load(), Seconds: elapsed.Seconds(), Value: float64(deleted.Load()) / elapsed.Seconds(),
-		Notes: fmt.Sprintf("%s frames in %d statements, no concurrent load", meter.Group(deleted.Load()), batches),
+		Notes: fmt.Sprintf("%s frames of %d partitions in %d statements", meter.Group(deleted.Load()), deletePartitions/2, batches),
 	}
-	if deleted.Load() < int64(frames) {
+	if !complete {
 		r.Notes += "; time limit reached"
 	}
-	env.Sink.Add(r)
-	return nil
+	return r, nil
+}
+
+// The load beside the second half of the delete: lethe's sweep scenario's
+// push load (SweepLoadRate messages a second in rows of 10), as INSERTs.
+const (
+	deleteLoadBatch   = 10
+	deleteLoadSenders = 32
+)
+
+// The phases of that load; an INSERT's latency counts in the phase it
+// started in.
+const (
+	loadWarmup int32 = iota
+	loadBaseline
+	loadDuring
+)
+
+type deleteLoad struct {
+	phase            atomic.Int32
+	baseline, during meter.Recorder
+	errs             meter.Errors
+	stop             func()
+}
+
+func startDeleteLoad(ctx context.Context, env *Env, size int) (*deleteLoad, error) {
+	pool, err := newPool(ctx, env, deleteLoadSenders)
+	if err != nil {
+		return nil, err
+	}
+	blobs := segmentBlobs(uint64(size)+5, 16, deleteLoadBatch, size)
+	l := &deleteLoad{}
+	loadCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var seq atomic.Int64
+	go func() {
+		defer close(done)
+		meter.Paced(loadCtx, env.Plan.SweepLoadRate/deleteLoadBatch, deleteLoadSenders, 24*time.Hour, func(ctx context.Context) {
+			k := seq.Add(1)
+			ph := l.phase.Load()
+			at := time.Now()
+			blob := blobs[k%int64(len(blobs))]
+			_, err := pool.Exec(ctx, `INSERT INTO bench_raw.segments VALUES ($1, $2, $3, $4, $5, $5, $6, $7)`,
+				200+k%8, k*deleteLoadBatch, k*deleteLoadBatch+deleteLoadBatch-1, deleteLoadBatch, at, len(blob), blob)
+			if err != nil {
+				if ctx.Err() == nil {
+					l.errs.Note(err)
+				}
+				return
+			}
+			switch ph {
+			case loadBaseline:
+				l.baseline.Add(time.Since(at))
+			case loadDuring:
+				l.during.Add(time.Since(at))
+			}
+		})
+	}()
+	var once sync.Once
+	l.stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			pool.Close()
+		})
+	}
+	return l, nil
 }
 
 // fillSweep writes frames in rows of perRow over 8 partitions by COPY, in

@@ -3,12 +3,14 @@ package ceiling
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/lethe-mq/lethe/bench/internal/meter"
 	"github.com/lethe-mq/lethe/bench/internal/payload"
 	"github.com/lethe-mq/lethe/bench/internal/result"
+	"github.com/lethe-mq/lethe/bench/internal/stack"
 )
 
 const (
@@ -19,34 +21,51 @@ const (
 // IngestSegments writes rows of 100 length-prefixed frames, one row per
 // autocommitted INSERT, from 8 connections. The rows stay for ReadSegments.
 func IngestSegments(ctx context.Context, env *Env, size int) error {
+	return ingestRows(ctx, env, size, framesPerRow, 0, fmt.Sprintf("ceiling/segment-ingest/%d", size),
+		"raw segment ingest: rows of 100 frames, 8 connections, one row per transaction")
+}
+
+// IngestSmallSegments is IngestSegments with rows of 10 frames: the shape a
+// push of batch 10 to a partition of its own writes, so what PostgreSQL
+// alone pays per message at that shape. Its rows go to partitions of their
+// own (100 on), which ReadSegments does not read.
+func IngestSmallSegments(ctx context.Context, env *Env, size int) error {
+	return ingestRows(ctx, env, size, smallFramesPerRow, 100, fmt.Sprintf("ceiling/segment-ingest-10/%d", size),
+		"raw segment ingest: rows of 10 frames, 8 connections, one row per transaction")
+}
+
+// smallFramesPerRow is the row of IngestSmallSegments.
+const smallFramesPerRow = 10
+
+// ingestRows writes rows of perRow frames from 8 connections, connection w
+// to partition firstPartition + w.
+func ingestRows(ctx context.Context, env *Env, size, perRow, firstPartition int, key, label string) error {
 	pool, err := newPool(ctx, env, segmentConns)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	blobs := segmentBlobs(uint64(size), 32, framesPerRow, size)
+	blobs := segmentBlobs(uint64(size)+uint64(perRow), 32, perRow, size)
 	next := make([]int64, segmentConns)
 	env.settle(ctx)
-	key := fmt.Sprintf("ceiling/segment-ingest/%d", size)
 	out := meter.Run(ctx, meter.Spec{
-		Name: "ceiling segment ingest " + payload.Label(size), Unit: "msg", Workers: segmentConns,
+		Name: fmt.Sprintf("ceiling segment ingest (rows of %d) %s", perRow, payload.Label(size)), Unit: "msg", Workers: segmentConns,
 		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Latency: true, Out: env.Out, Window: env.window(ctx, key),
 	}, func(ctx context.Context, w int) (int, error) {
 		base := next[w]
-		blob := blobs[int(base/framesPerRow)%len(blobs)]
+		blob := blobs[int(base/int64(perRow))%len(blobs)]
 		now := time.Now()
 		_, err := pool.Exec(ctx, `INSERT INTO bench_raw.segments VALUES ($1, $2, $3, $4, $5, $5, $6, $7)`,
-			w, base, base+framesPerRow-1, framesPerRow, now, len(blob), blob)
+			firstPartition+w, base, base+int64(perRow)-1, perRow, now, len(blob), blob)
 		if err != nil {
 			return 0, err
 		}
-		next[w] = base + framesPerRow
-		return framesPerRow, nil
+		next[w] = base + int64(perRow)
+		return perRow, nil
 	})
 	r := result.Result{
-		Key: key, System: result.Ceiling, Scenario: "segment-ingest",
-		Label: "raw segment ingest: rows of 100 frames, 8 connections, one row per transaction", Payload: size,
-		Batch: framesPerRow, Clients: segmentConns, Partitions: segmentConns, Unit: "msg/s",
+		Key: key, System: result.Ceiling, Scenario: "segment-ingest", Label: label, Payload: size,
+		Batch: perRow, Clients: segmentConns, Partitions: segmentConns, Unit: "msg/s",
 	}.FromOutcome(out)
 	lat := out.Latency
 	r.Latency = &lat
@@ -110,6 +129,7 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 		s := rec.Summary()
 		return fmt.Sprintf("%d msg/s offered: p50 %.2f ms p99 %.2f ms", env.Plan.LatencyRate, s.P50, s.P99)
 	})
+	cores := stack.CoresFrom(0, measureFrom)
 	_, missed := meter.Paced(ctx, env.Plan.LatencyRate, senders, env.Plan.Warmup+env.Plan.LatencyDuration, func(ctx context.Context) {
 		at := time.Now()
 		i := k.Add(1)
@@ -123,6 +143,7 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 			rec.Add(time.Since(at))
 		}
 	})
+	busy := cores().String(runtime.NumCPU())
 	prog.Stop()
 	endWindow()
 	s := rec.Summary()
@@ -131,7 +152,7 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 		Label:   fmt.Sprintf("raw INSERT + commit latency at %d msg/s", env.Plan.LatencyRate),
 		Payload: size, Batch: 1, Clients: senders, Unit: "ms", Value: s.P50, Latency: &s,
 		Count: int64(s.Count), Seconds: env.Plan.LatencyDuration.Seconds(), Errors: errs.Count(), FirstError: errs.First(),
-		Notes: fmt.Sprintf("%d sends skipped (all %d senders busy)", missed, senders),
+		Notes: fmt.Sprintf("%d sends skipped (all %d senders busy); %s", missed, senders, busy),
 	})
 	return nil
 }

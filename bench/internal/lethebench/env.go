@@ -65,3 +65,7 @@ func (e *Env) peakMiB() float64 {
 func (e *Env) name(format string, args ...any) string {
 	return fmt.Sprintf(format, args...) + "-" + e.Tag
 }
+
+// coresFrom samples the machine's CPU use by process over the measured
+// window that starts at from.
+func (e *Env) coresFrom(from time.Time) func() stack.Cores { return stack.CoresFrom(e.PID, from) }

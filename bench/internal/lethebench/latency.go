@@ -3,6 +3,7 @@ package lethebench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,7 +77,9 @@ func Latency(ctx context.Context, env *Env, size int) error {
 		return fmt.Sprintf("measured sent %s, delivered %s, p50 %.1f ms, p99 %.1f ms",
 			meter.Group(sentMeasured.Load()), meter.Group(recvd.Load()), s.P50, s.P99)
 	})
+	cores := env.coresFrom(measureFrom)
 	started, missed := pacedPushes(ctx, env, c, b, size, measureFrom, &pushRTT, &sentMeasured, &errs)
+	busy := cores().String(runtime.NumCPU())
 	// Messages still in flight get a moment to arrive, so the slowest are
 	// counted rather than dropped from the tail.
 	deadline := time.Now().Add(3 * time.Second)
@@ -90,8 +93,8 @@ func Latency(ctx context.Context, env *Env, size int) error {
 
 	s, p := e2e.Summary(), pushRTT.Summary()
 	peak := env.peakMiB()
-	note := fmt.Sprintf("offered %d msg/s (batch 1, %d partitions, %d long-polling consumers); delivered %s of %s sent in the window; %d sends skipped (all %d senders busy)",
-		env.Plan.LatencyRate, latencyPartitions, latencyConsumers, meter.Group(recvd.Load()), meter.Group(sentMeasured.Load()), missed, latencySenders)
+	note := fmt.Sprintf("offered %d msg/s (batch 1, %d partitions, %d long-polling consumers); delivered %s of %s sent in the window; %d sends skipped (all %d senders busy); %s",
+		env.Plan.LatencyRate, latencyPartitions, latencyConsumers, meter.Group(recvd.Load()), meter.Group(sentMeasured.Load()), missed, latencySenders, busy)
 	env.Sink.Add(result.Result{
 		Key: fmt.Sprintf("lethe/e2e/%d", size), System: result.Lethe, Scenario: "e2e-latency",
 		Label:   fmt.Sprintf("end-to-end latency, push → delivered, at %d msg/s", env.Plan.LatencyRate),
@@ -106,7 +109,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 		Payload: size, Batch: 1, Clients: latencySenders, Partitions: latencyPartitions,
 		Unit: "ms", Value: p.P50, Latency: &p, Count: int64(p.Count), Seconds: env.Plan.LatencyDuration.Seconds(),
 		Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size), PeakRSSMiB: peak,
-		Notes: fmt.Sprintf("%d requests started", started),
+		Notes: fmt.Sprintf("%d requests started; %s", started, busy),
 	})
 	return nil
 }

@@ -3,6 +3,7 @@ package lethebench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -37,7 +38,9 @@ func PushLatency(ctx context.Context, env *Env, size int) error {
 		s := rtt.Summary()
 		return fmt.Sprintf("measured %s, p50 %.1f ms, p99 %.1f ms", meter.Group(measured.Load()), s.P50, s.P99)
 	})
+	cores := env.coresFrom(measureFrom)
 	started, missed := pacedPushes(ctx, env, c, b, size, measureFrom, &rtt, &measured, &errs)
+	busy := cores().String(runtime.NumCPU())
 	prog.Stop()
 	endWindow()
 
@@ -49,8 +52,8 @@ func PushLatency(ctx context.Context, env *Env, size int) error {
 		Unit: "ms", Value: s.P50, Latency: &s, Count: int64(s.Count), Seconds: env.Plan.LatencyDuration.Seconds(),
 		Errors: errs.Count(), FirstError: errs.First(), Ceiling: fmt.Sprintf("ceiling/insert-latency/%d", size),
 		PeakRSSMiB: env.peakMiB(),
-		Notes: fmt.Sprintf("offered %d msg/s (batch 1, %d partitions); %d requests started, %d sends skipped (all %d senders busy)",
-			env.Plan.LatencyRate, latencyPartitions, started, missed, latencySenders),
+		Notes: fmt.Sprintf("offered %d msg/s (batch 1, %d partitions); %d requests started, %d sends skipped (all %d senders busy); %s",
+			env.Plan.LatencyRate, latencyPartitions, started, missed, latencySenders, busy),
 	})
 	return nil
 }
