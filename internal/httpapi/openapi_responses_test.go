@@ -101,7 +101,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"GET /api/v1/analytics/retention", 200}, {"GET /api/v1/retention/history", 200},
 		{"POST /api/v1/push", 400}, {"GET /api/v1/status", 401}, {"DELETE /api/v1/dlq/{id}", 403},
 		{"GET /api/v1/resources/queues/{queue}", 404}, {"GET /ready", 200},
-		{"GET /api/v1/retention/tiers", 200}, {"GET /api/v1/retention/explain/{queue}", 200},
+		{"GET /api/v1/retention/tiers", 200}, {"GET /api/v1/retention/explain/{queue}", 200}, {"GET /api/v1/doctor", 200},
 		{"GET /api/v1/retention/explain/{queue}", 404}, {"POST /api/v1/retention/changes/{queue}/confirm", 200},
 		{"POST /api/v1/retention/changes/{queue}/confirm", 404}, {"POST /api/v1/test/clock", 200},
 		{"POST /api/v1/test/clock", 400}, {"POST /api/v1/test/retention/run", 200},
@@ -215,6 +215,11 @@ func oaRetention(c *oaClient) {
 	}
 	c.call("GET", "/api/v1/retention/history?queue=orders&rule=retention&since=24h&limit=5", oaToken, "", 200, nil)
 	c.call("GET", "/api/v1/retention/history?rule=nope", oaToken, "", 400, nil)
+	var report api.DoctorReport
+	c.call("GET", "/api/v1/doctor", oaToken, "", 200, &report)
+	if len(report.Checks) == 0 {
+		c.t.Fatalf("doctor: %+v, want its checks", report)
+	}
 }
 
 // oaOperatorRoutes: maintenance, seeks, subscription, dead-letter replay

@@ -24,6 +24,9 @@ type Retention interface {
 	View(ctx context.Context) (*api.RetentionView, error)
 	// Explain states the bounds of a message's life in a queue.
 	Explain(ctx context.Context, queue string) (*api.RetentionExplain, error)
+	// Doctor checks the deployment against the checkpoints of
+	// trustworthy retention.
+	Doctor(ctx context.Context) *api.DoctorReport
 	// RunFull runs one whole retention cycle, the tier check included,
 	// and answers what it did (the test-only run route).
 	RunFull(ctx context.Context) (*api.RetentionRun, error)
@@ -60,6 +63,16 @@ func (s *Server) retentionStatus(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// doctor answers the deployment's checks (package doctor); a failing
+// check is in the answer, not an error of the request.
+func (s *Server) doctor(w http.ResponseWriter, r *http.Request) error {
+	if s.retention == nil {
+		return errNoRetention
+	}
+	writeJSON(w, http.StatusOK, s.retention.Doctor(r.Context()))
 	return nil
 }
 

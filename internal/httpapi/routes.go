@@ -64,6 +64,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/analytics/table-stats", read, s.tableStats)
 	s.handle("GET /api/v1/retention/tiers", read, s.retentionTiers)
 	s.handle("GET /api/v1/retention/explain/{queue}", read, s.retentionExplain)
+	s.handle("GET /api/v1/doctor", read, s.doctor)
 	s.handle("POST /api/v1/retention/changes/{queue}/confirm", operator, s.confirmTierChange)
 
 	s.handle("POST /api/v1/traces", write, s.recordTrace)

@@ -167,3 +167,17 @@ func DropLeaf(ctx context.Context, q Querier, leaf string) (int64, error) {
 
 // ident quotes a leaf (or parent) of the lethe schema.
 func ident(name string) string { return pgx.Identifier{"lethe", name}.Sanitize() }
+
+// SegmentTables lists the tables that hold segments as the catalog knows
+// them (every leaf of the partitioned segments table, attached ones only),
+// for checks that need each table's indexes rather than lethe.leaves'
+// record of it.
+func SegmentTables(ctx context.Context, q Querier) ([]string, error) {
+	rows, err := q.Query(ctx, `
+		SELECT c.relname::text FROM pg_partition_tree('lethe.segments') pt JOIN pg_class c ON c.oid = pt.relid
+		 WHERE pt.isleaf ORDER BY 1`)
+	if err != nil {
+		return nil, fmt.Errorf("list the segment tables: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
