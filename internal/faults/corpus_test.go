@@ -314,7 +314,7 @@ func methodCases() []badRequest {
 		wrong("PUT", "/metrics/prometheus"), wrong("DELETE", "/api/v1/status"), wrong("POST", "/api/v1/status/queues"),
 		wrong("PUT", "/api/v1/status/queues/seed"), wrong("GET", "/api/v1/dlq/1/replay"), wrong("POST", "/api/v1/dlq"),
 		wrong("POST", "/api/v1/retention/status"), wrong("PUT", "/api/v1/retention/history"),
-		wrong("DELETE", "/api/v1/analytics/retention"), wrong("POST", "/api/v1/analytics/postgres-stats"),
+		wrong("DELETE", "/api/v1/analytics/retention"), wrong("POST", "/api/v1/analytics/postgres-stats"), wrong("POST", "/api/v1/doctor"),
 		wrong("DELETE", "/api/v1/system/maintenance"), wrong("PUT", "/api/v1/system/maintenance/pop"),
 		wrong("POST", "/api/v1/resources/overview"), wrong("POST", "/api/v1/resources/namespaces"),
 		wrong("POST", "/api/v1/resources/tasks"), wrong("POST", "/api/v1/consumer-groups"),
