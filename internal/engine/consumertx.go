@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -13,10 +14,24 @@ import (
 // lost write means a message is delivered again (a lease or ack forgotten,
 // a cursor not yet advanced), never that one is lost: redelivery over loss,
 // as everywhere in lethe. Pushes and transactions that push keep
-// synchronous commit. BEGIN and the setting go in one round trip (one
-// simple-protocol message), which every pop and ack makes.
+// synchronous commit. BEGIN and the setting travel with the transaction's
+// first statement, and its deferred last statement with COMMIT
+// (pipelinedTx): no round trip of the transaction's own.
 func (e *Engine) consumerTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginTxFunc(ctx, e.pool, consumerTxOptions, fn)
+	c, err := e.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("begin a consumer transaction: %w", err)
+	}
+	defer c.Release()
+	tx := &pipelinedTx{conn: c.Conn()}
+	defer func() {
+		if !tx.closed { // fn panicked
+			_ = tx.Rollback(ctx)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback(ctx)
+		return err
+	}
+	return tx.Commit(ctx)
 }
-
-var consumerTxOptions = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_commit = off"}

@@ -37,6 +37,13 @@ type coreEnv struct {
 // set engine.Config knobs the replica does not expose.
 func newCoreEnv(t *testing.T, cfg engine.Config) *coreEnv {
 	t.Helper()
+	return newCoreEnvPool(t, cfg, nil)
+}
+
+// newCoreEnvPool is newCoreEnv with the pool's configuration adjusted by
+// poolCfg (a tracer, say) when not nil.
+func newCoreEnvPool(t *testing.T, cfg engine.Config, poolCfg func(*pgxpool.Config)) *coreEnv {
+	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
 	pcfg, err := pgxpool.ParseConfig(dsn)
@@ -44,6 +51,9 @@ func newCoreEnv(t *testing.T, cfg engine.Config) *coreEnv {
 		t.Fatal(err)
 	}
 	pcfg.MaxConns = 10
+	if poolCfg != nil {
+		poolCfg(pcfg)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,9 @@ func (c *cursorRow) save(ctx context.Context, tx pgx.Tx, now time.Time, popped b
 		id, from, to, until = &l.ID, &f, &t, &l.Until
 		offsets, hashes, done, fail = l.Offsets, l.Hashes, l.Done, l.Failed
 	}
-	_, err := tx.Exec(ctx, `
+	// Deferred: in a consumer transaction it goes with the next statement
+	// or with COMMIT, in that round trip.
+	return deferExec(ctx, tx, fmt.Sprintf("save cursor %s/%s", c.pid, c.group), `
 		UPDATE lethe.cursors SET committed = $3, lease_id = $4, lease_from = $5, lease_to = $6,
 		       lease_until = $7, lease_offsets = $8, lease_hashes = $9, lease_done = $10, lease_fail = $11,
 		       lease_error = $12, retry_offset = $13, retry_count = $14, updated_at = $15, retry_after = $16,
@@ -74,10 +76,6 @@ func (c *cursorRow) save(ctx context.Context, tx pgx.Tx, now time.Time, popped b
 		 WHERE partition_id = $1 AND group_name = $2`,
 		c.pid, c.group, c.Committed, id, from, to, until, offsets, hashes, done, fail, nullIfEmpty(l.Error),
 		c.RetryOffset, c.RetryCount, now, c.RetryAfter, nilIfEmpty(c.AckedAhead), popped)
-	if err != nil {
-		return fmt.Errorf("save cursor %s/%s: %w", c.pid, c.group, err)
-	}
-	return nil
 }
 
 // saveIf saves the cursor, counting it as popped, only when something
