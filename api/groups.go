@@ -22,6 +22,20 @@ type GroupStats struct {
 	SubscriptionFrom  *time.Time `json:"subscriptionTimestamp"`
 	SubscribedAt      *time.Time `json:"subscriptionCreatedAt"`
 	LastConsumedAt    *time.Time `json:"lastConsumedAt"`
+	TimeToLoss
+}
+
+// TimeToLoss says when a group starts losing messages it has not read: the
+// first cycle after LossAt, when the queue's rule (LossRule,
+// "retentionSeconds" or "maxWaitTimeSeconds") deletes the segment of its
+// oldest unread message. LossRule is null when no rule of the queue deletes
+// unread data; LossAt and TimeToLossSeconds are null when the group has
+// nothing unread there too. TimeToLossSeconds is 0 once LossAt has passed.
+// Over several partitions, the soonest.
+type TimeToLoss struct {
+	LossRule          *string    `json:"lossRule"`
+	LossAt            *time.Time `json:"lossAt"`
+	TimeToLossSeconds *int64     `json:"timeToLossSeconds"`
 }
 
 // GroupSummary is one (group, queue) entry of GET /api/v1/consumer-groups,
@@ -61,6 +75,7 @@ type GroupPartition struct {
 	LeaseID            string     `json:"leaseId,omitempty"`
 	LeaseExpiresAt     *time.Time `json:"leaseExpiresAt,omitempty"`
 	LastConsumedAt     *time.Time `json:"lastConsumedAt"`
+	TimeToLoss
 }
 
 // LaggingPartition is one row of GET /api/v1/consumer-groups/lagging, in

@@ -53,6 +53,7 @@ type QueueGroupLag struct {
 	PartitionsWithLag int    `json:"partitionsWithLag"`
 	LeasesHeld        int    `json:"leasesHeld"`
 	State             string `json:"state"`
+	TimeToLoss
 }
 
 // QueueStatus is one queue of GET /api/v1/status/queues. Bytes is the

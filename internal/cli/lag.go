@@ -35,8 +35,11 @@ func newLagCmd() *cobra.Command {
 		Long: `Show each consumer group of each queue (or of QUEUE) with its lag: the
 messages it has not consumed yet and the age of the oldest of them.
 STATE is Lagging past 5 minutes of time lag, Stable when it has consumed,
-Dead when it never has. "(queue mode)" is the shared cursor of pops that
-name no group.`,
+Dead when it never has. TIME-TO-LOSS is how long until the queue's
+retentionSeconds or maxWaitTimeSeconds deletes the oldest message the group
+has not read ("now": the next retention cycle does; "-": nothing unread, or
+no rule deletes unread data). "(queue mode)" is the shared cursor of pops
+that name no group.`,
 		Example: `  lethe lag
   lethe lag orders
   lethe lag --json | jq '.[] | select(.state == "Lagging")'`,
@@ -113,16 +116,27 @@ func printLag(w io.Writer, queue string, groups []api.GroupSummary) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tGROUP\tSTATE\tLAG\tTIME-LAG\tPARTITIONS-BEHIND\tLEASES\tLAST-CONSUMED")
+	fmt.Fprintln(tw, "QUEUE\tGROUP\tSTATE\tLAG\tTIME-LAG\tTIME-TO-LOSS\tPARTITIONS-BEHIND\tLEASES\tLAST-CONSUMED")
 	for _, g := range groups {
 		last := "never"
 		if g.LastConsumedAt != nil {
 			last = g.LastConsumedAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d/%d\t%d\t%s\n", g.QueueName, groupLabel(g.Name), g.State, g.TotalLag,
-			ageString(g.MaxTimeLag), g.PartitionsWithLag, g.Partitions, g.LeasesHeld, last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d/%d\t%d\t%s\n", g.QueueName, groupLabel(g.Name), g.State, g.TotalLag,
+			ageString(g.MaxTimeLag), timeToLoss(g.TimeToLossSeconds), g.PartitionsWithLag, g.Partitions, g.LeasesHeld, last)
 	}
 	return tw.Flush()
+}
+
+// timeToLoss writes how long until a group loses unread messages.
+func timeToLoss(seconds *int64) string {
+	switch {
+	case seconds == nil:
+		return "-"
+	case *seconds == 0:
+		return "now"
+	}
+	return ageString(*seconds)
 }
 
 // groupLabel names queue mode's shared cursor for people.

@@ -40,7 +40,7 @@ func TestLag(t *testing.T) {
 	if len(ls) != 3 {
 		t.Fatalf("lag printed %q, want a header and 2 rows", ls)
 	}
-	wantContains(t, ls[0], "QUEUE", "GROUP", "STATE", "LAG", "TIME-LAG")
+	wantContains(t, ls[0], "QUEUE", "GROUP", "STATE", "LAG", "TIME-LAG", "TIME-TO-LOSS")
 	wantContains(t, ls[1], "emails", "(queue mode)", "Stable", " 0 ")
 	wantContains(t, ls[2], "orders", "billing", "Lagging", " 2 ", "10m0s", "1/1")
 
@@ -51,6 +51,45 @@ func TestLag(t *testing.T) {
 	wantContains(t, mustLethe(t, "", "lag", "emails", s), "(queue mode)")
 	if _, err := lethe(t, "", "lag", "nope", s); err == nil || !strings.Contains(err.Error(), "queue nope does not exist") {
 		t.Fatalf("lag of an unknown queue: %v", err)
+	}
+}
+
+// TIME-TO-LOSS counts down to the moment the queue's rule deletes the
+// oldest message a group has not read (leased ones count as unread).
+func TestLagTimeToLoss(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 0, 0, 0, time.UTC))
+	srv := testserver.Start(t, testserver.Options{Clock: clk})
+	s := "--server=" + srv.URL
+
+	mustLethe(t, "", "queue", "configure", "ticks", s, "--max-wait-time-seconds", "3600")
+	mustLethe(t, "1\n2\n", "push", "ticks", s)
+	mustLethe(t, "", "pop", "ticks", s, "--group", "dash", "--batch", "1")
+	clk.Advance(40 * time.Minute)
+	ls := lines(mustLethe(t, "", "lag", s))
+	if len(ls) != 2 {
+		t.Fatalf("lag printed %q, want a header and 1 row", ls)
+	}
+	wantContains(t, ls[1], "ticks", "dash", " 20m0s ")
+	groups := decode[[]api.GroupSummary](t, mustLethe(t, "", "lag", s, "--json"))
+	if len(groups) != 1 || groups[0].LossRule == nil || *groups[0].LossRule != "maxWaitTimeSeconds" ||
+		groups[0].TimeToLossSeconds == nil || *groups[0].TimeToLossSeconds != 1200 {
+		t.Fatalf("lag --json = %+v, want dash losing to maxWaitTimeSeconds in 1200 s", groups)
+	}
+	clk.Advance(30 * time.Minute)
+	wantContains(t, lines(mustLethe(t, "", "lag", s))[1], "dash", " now ")
+}
+
+func TestTimeToLossString(t *testing.T) {
+	t.Parallel()
+	zero, hour := int64(0), int64(3600)
+	for _, c := range []struct {
+		in   *int64
+		want string
+	}{{nil, "-"}, {&zero, "now"}, {&hour, "1h0m"}} {
+		if got := timeToLoss(c.in); got != c.want {
+			t.Errorf("timeToLoss(%v) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 

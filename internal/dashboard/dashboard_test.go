@@ -247,7 +247,7 @@ func (d *dash) queuePageShowsLagAndTimeLeft() {
 	var left map[string]string
 	d.b.eval(`Object.fromEntries([...document.querySelectorAll('[data-table=groups] tbody tr')].map(tr =>
 		[tr.dataset.group, (tr.querySelector('[data-left]') || {dataset: {}}).dataset.left]))`, &left)
-	for group, want := range expectedTimeLeft(detail, at, 3600) {
+	for group, want := range expectedTimeLeft(d.t, detail, at, 3600) {
 		got := left[group]
 		if want < 0 {
 			if got != "none" {
@@ -266,9 +266,10 @@ func (d *dash) queuePageShowsLagAndTimeLeft() {
 
 type queueDetail struct {
 	ConsumerGroups []struct {
-		Name       string
-		TotalLag   int64
-		LeasesHeld int
+		Name              string
+		TotalLag          int64
+		LeasesHeld        int
+		TimeToLossSeconds *int64
 	}
 	Partitions []struct {
 		Name           string
@@ -287,8 +288,11 @@ func (d *dash) queueDetail() (queueDetail, time.Time) {
 }
 
 // expectedTimeLeft: per group, seconds until its oldest unread message
-// could be deleted by a window of windowSeconds; -1 when nothing is unread.
-func expectedTimeLeft(detail queueDetail, at time.Time, windowSeconds int) map[string]float64 {
+// is deleted by a window of windowSeconds (the oldest unread segment's
+// newest message, as the sweep judges it: every push here is one
+// segment, so its oldest message); -1 when nothing is unread. The API
+// must say the same (lethe.group_loss).
+func expectedTimeLeft(t *testing.T, detail queueDetail, at time.Time, windowSeconds int) map[string]float64 {
 	out := map[string]float64{}
 	for _, p := range detail.Partitions {
 		for _, g := range p.ConsumerGroups {
@@ -302,6 +306,15 @@ func expectedTimeLeft(detail queueDetail, at time.Time, windowSeconds int) map[s
 			if cur := out[g.ConsumerGroup]; cur < 0 || left < cur {
 				out[g.ConsumerGroup] = left
 			}
+		}
+	}
+	for _, g := range detail.ConsumerGroups {
+		api := float64(-1)
+		if g.TimeToLossSeconds != nil {
+			api = float64(*g.TimeToLossSeconds)
+		}
+		if math.Abs(api-out[g.Name]) > 1 {
+			t.Errorf("time to loss of %s: the API says %v s, want %.0f s", g.Name, api, out[g.Name])
 		}
 	}
 	return out

@@ -20,19 +20,23 @@ const lagStateSeconds = 300
 // group that has a subscription or a cursor on a queue: where the group
 // stands on each partition of that queue (lethe.group_lag, the one
 // definition of lag, which Prometheus reads too), how many messages it has
-// left and how old the first of them is. Parameters: $1 now, $2 one group
-// or NULL, $3 queue names or NULL.
+// left, how old the first of them is and when it is lost unread.
+// Parameters: $1 now, $2 one group or NULL, $3 queue names or NULL.
 //
 // The age of the oldest unconsumed message comes from the storage layer's
 // SQL function lethe.store_time_at (segment granularity, no frame
-// decoding).
+// decoding); when that message is lost unread from the view
+// lethe.group_loss (migration 154), which the gauge reads too.
 const groupPartitionsSQL = `
 	SELECT l.*,
 	       coalesce(greatest(extract(epoch FROM $1::timestamptz - l.oldest_unconsumed_at), 0)::bigint, 0) AS time_lag_seconds,
-	       coalesce(l.lease_id IS NOT NULL AND l.lease_until > $1::timestamptz, false) AS lease_active
+	       coalesce(l.lease_id IS NOT NULL AND l.lease_until > $1::timestamptz, false) AS lease_active,
+	       -- greatest ignores a NULL: without a loss time there is no figure.
+	       CASE WHEN l.loss_at IS NOT NULL
+	            THEN greatest(ceil(extract(epoch FROM l.loss_at - $1::timestamptz)), 0)::bigint END AS time_to_loss_seconds
 	  FROM (SELECT gl.*, CASE WHEN gl.offset_lag > 0
 	                          THEN lethe.store_time_at(gl.partition_id, gl.first_unconsumed) END AS oldest_unconsumed_at
-	          FROM lethe.group_lag gl
+	          FROM lethe.group_loss gl
 	         WHERE ($2::text IS NULL OR gl.group_name = $2) AND ($3::text[] IS NULL OR gl.queue_name = ANY($3))) l`
 
 // groupAggregateSQL sums groupPartitionsSQL per (group, queue).
@@ -41,17 +45,19 @@ const groupAggregateSQL = `
 	       count(gp.committed)::int, count(*) FILTER (WHERE gp.offset_lag > 0)::int,
 	       coalesce(sum(gp.offset_lag), 0)::bigint, coalesce(max(gp.time_lag_seconds), 0)::bigint,
 	       count(*) FILTER (WHERE gp.lease_active)::int,
-	       max(gp.mode), max(gp.from_at), max(gp.subscribed_at), max(gp.last_pop_at)
+	       max(gp.mode), max(gp.from_at), max(gp.subscribed_at), max(gp.last_pop_at),
+	       max(gp.loss_rule), min(gp.loss_at), min(gp.time_to_loss_seconds)
 	  FROM (` + groupPartitionsSQL + `) gp
 	 GROUP BY gp.group_name, gp.queue_name`
 
 func scanGroupSummary(row pgx.CollectableRow) (api.GroupSummary, error) {
 	var g api.GroupSummary
 	err := row.Scan(&g.Name, &g.QueueName, &g.Partitions, &g.Members, &g.PartitionsWithLag, &g.TotalLag,
-		&g.MaxTimeLag, &g.LeasesHeld, &g.SubscriptionMode, &g.SubscriptionFrom, &g.SubscribedAt, &g.LastConsumedAt)
+		&g.MaxTimeLag, &g.LeasesHeld, &g.SubscriptionMode, &g.SubscriptionFrom, &g.SubscribedAt, &g.LastConsumedAt,
+		&g.LossRule, &g.LossAt, &g.TimeToLossSeconds)
 	g.Topics = []string{g.QueueName}
 	g.State = groupState(g.MaxTimeLag, g.LastConsumedAt)
-	utcPtr(g.SubscriptionFrom, g.SubscribedAt, g.LastConsumedAt)
+	utcPtr(g.SubscriptionFrom, g.SubscribedAt, g.LastConsumedAt, g.LossAt)
 	return g, err
 }
 
@@ -101,7 +107,7 @@ func (r *Reader) groupSummaries(ctx context.Context, group *string, queues []str
 
 const groupPartitionColumns = `gp.group_name, gp.queue_name, gp.partition_id, gp.partition_name, gp.committed,
 	gp.next_offset, gp.low_watermark, gp.offset_lag, gp.time_lag_seconds, gp.oldest_unconsumed_at,
-	gp.lease_active, gp.lease_id, gp.lease_until, gp.last_pop_at`
+	gp.lease_active, gp.lease_id, gp.lease_until, gp.last_pop_at, gp.loss_rule, gp.loss_at, gp.time_to_loss_seconds`
 
 func scanGroupPartition(row pgx.CollectableRow) (api.GroupPartition, error) {
 	var p api.GroupPartition
@@ -109,12 +115,13 @@ func scanGroupPartition(row pgx.CollectableRow) (api.GroupPartition, error) {
 	var leaseID *uuid.UUID
 	var leaseUntil *time.Time
 	err := row.Scan(&p.ConsumerGroup, &p.Queue, &pid, &p.Partition, &p.CommittedOffset, &p.NextOffset, &p.LowWatermark,
-		&p.OffsetLag, &p.TimeLagSeconds, &p.OldestUnconsumedAt, &p.LeaseActive, &leaseID, &leaseUntil, &p.LastConsumedAt)
+		&p.OffsetLag, &p.TimeLagSeconds, &p.OldestUnconsumedAt, &p.LeaseActive, &leaseID, &leaseUntil, &p.LastConsumedAt,
+		&p.LossRule, &p.LossAt, &p.TimeToLossSeconds)
 	p.PartitionID = pid.String()
 	if p.LeaseActive && leaseID != nil {
 		p.LeaseID, p.LeaseExpiresAt = leaseID.String(), leaseUntil
 	}
-	utcPtr(p.OldestUnconsumedAt, p.LeaseExpiresAt, p.LastConsumedAt)
+	utcPtr(p.OldestUnconsumedAt, p.LeaseExpiresAt, p.LastConsumedAt, p.LossAt)
 	return p, err
 }
 

@@ -158,7 +158,7 @@ func (r *Reader) addGroupLags(ctx context.Context, qs []queueStatus) error {
 		if q := at[s.QueueName]; q != nil {
 			q.ConsumerGroups = append(q.ConsumerGroups, api.QueueGroupLag{Name: s.Name, Members: s.Members,
 				TotalLag: s.TotalLag, MaxTimeLag: s.MaxTimeLag, PartitionsWithLag: s.PartitionsWithLag,
-				LeasesHeld: s.LeasesHeld, State: s.State})
+				LeasesHeld: s.LeasesHeld, State: s.State, TimeToLoss: s.TimeToLoss})
 		}
 	}
 	return nil

@@ -42,9 +42,13 @@ SELECT t.id, t.name, t.partitions, t.depth,
 // 100), which the API's consumer-group and status answers read too: a
 // subscribed group without a cursor on a partition counts from its
 // subscription start, and nothing below the low watermark counts.
+//
+// With it, when the group first loses unread messages there (the soonest
+// loss_at of lethe.group_loss, migration 154), or NULL.
 const lagSQL = `
-SELECT gl.queue_id, gl.group_name, sum(gl.offset_lag)::bigint AS lag
-  FROM lethe.group_lag gl
+SELECT gl.queue_id, gl.group_name, sum(gl.offset_lag)::bigint AS lag,
+       extract(epoch FROM min(gl.loss_at))::float8 AS loss_at
+  FROM lethe.group_loss gl
  WHERE gl.queue_id = ANY($1)
  GROUP BY gl.queue_id, gl.group_name
  ORDER BY lag DESC, gl.group_name
@@ -56,7 +60,7 @@ type dbCollector struct {
 	log       *slog.Logger
 	maxQueues int
 
-	up, queues, partitions, depth, dead, lag *prometheus.Desc
+	up, queues, partitions, depth, dead, lag, lossAt *prometheus.Desc
 }
 
 func newDBCollector(pool *pgxpool.Pool, log *slog.Logger, maxQueues int) *dbCollector {
@@ -77,11 +81,14 @@ func newDBCollector(pool *pgxpool.Pool, log *slog.Logger, maxQueues int) *dbColl
 		lag: prometheus.NewDesc("lethe_queue_lag_messages",
 			"Messages a consumer group has yet to consume on a queue (lethe.group_lag: past its committed offset, or its subscription start on partitions it has not read yet), summed over the queue's partitions.",
 			[]string{"queue", "group"}, nil),
+		lossAt: prometheus.NewDesc("lethe_queue_group_loss_timestamp_seconds",
+			"When a consumer group starts losing messages it has not read on a queue (Unix time): its oldest unread message's segment is then older than the shorter window of retentionSeconds and maxWaitTimeSeconds, and the next cycle deletes it. Absent when the group has nothing unread or no rule deletes unread data. Alert on it minus time().",
+			[]string{"queue", "group"}, nil),
 	}
 }
 
 func (c *dbCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.up, c.queues, c.partitions, c.depth, c.dead, c.lag} {
+	for _, d := range []*prometheus.Desc{c.up, c.queues, c.partitions, c.depth, c.dead, c.lag, c.lossAt} {
 		ch <- d
 	}
 }
@@ -134,11 +141,15 @@ func (c *dbCollector) collect(ctx context.Context, ch chan<- prometheus.Metric) 
 		for rows.Next() {
 			var id, lag int64
 			var group string
-			if err := rows.Scan(&id, &group, &lag); err != nil {
+			var lossAt *float64
+			if err := rows.Scan(&id, &group, &lag, &lossAt); err != nil {
 				rows.Close()
 				return fmt.Errorf("consumer lag: %w", err)
 			}
 			out = append(out, prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(lag), names[id], group))
+			if lossAt != nil {
+				out = append(out, prometheus.MustNewConstMetric(c.lossAt, prometheus.GaugeValue, *lossAt, names[id], group))
+			}
 		}
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("consumer lag: %w", err)

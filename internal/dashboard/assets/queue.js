@@ -13,8 +13,7 @@ export async function render({ arg, refresh }) {
     get(`/api/v1/retention/explain/${enc(arg)}`).catch(() => null),
   ]);
   const opts = detail.queue.config;
-  const now = ret ? new Date(ret.at) : new Date();
-  const left = timeLeft(opts, detail.partitions || [], now);
+  const left = timeLeft(detail.consumerGroups, detail.partitions || []);
   const status = h('div', { class: 'status', 'data-action-status': 'queue' });
   return h('div', null,
     h('h1', null, 'Queue ', h('span', { 'data-queue-name': arg }, arg)),
@@ -24,7 +23,7 @@ export async function render({ arg, refresh }) {
       tileOf('Partitions', num(detail.totals.partitions), 'partitions'),
       tileOf('Frame bytes', bytes(detail.totals.bytes), 'bytes')),
     section('Consumer groups', groupsTable(arg, detail.consumerGroups, left, status, refresh), status,
-      h('p', { class: 'muted' }, 'Time left: the earliest a message the group has not read could be deleted under the current rules ' +
+      h('p', { class: 'muted' }, 'Time left: when the retention loop deletes the oldest message the group has not read, under the current rules ' +
         '(only retentionSeconds and maxWaitTimeSeconds delete unread data); see docs/dashboard.md.')),
     section('Partitions', partitionsTable(detail.partitions || [], detail.totals.partitions)),
     section('Retention', retentionPanel(opts, ret)),
@@ -41,7 +40,7 @@ function tileOf(label, value, key) {
 function leftCell(l) {
   if (!l) return '—';
   if (l.none) return h('span', { class: 'muted', 'data-left': 'none' }, l.none);
-  const where = ` (${l.rule}, partition ${l.partition})`;
+  const where = l.partition ? ` (${l.rule}, partition ${l.partition})` : ` (${l.rule})`;
   if (l.seconds <= 0) return h('span', { class: 'bad', 'data-left': '0' }, 'due at the next cycle' + where);
   return h('span', { class: l.seconds < 3600 ? 'bad' : 'warn', 'data-left': Math.round(l.seconds) }, 'in ' + duration(l.seconds) + where);
 }

@@ -1,48 +1,32 @@
-// How long each consumer group has before retention could delete a message
-// it has not read, under the queue's current rules. Only two rules delete
-// unread data: retentionSeconds (with retentionEnabled) and
-// maxWaitTimeSeconds; completedRetentionSeconds never does, and tiers move
-// unread data to the held area instead of deleting it.
-//
-// A rule deletes a segment once its newest message is older than
-// now - window, so the group's oldest unread message can go at the
-// earliest at (its time + window). That is a lower bound: the segment
-// holding it may hold newer messages that keep it longer, and the deletion
-// happens at the first retention cycle after that time.
+// How long each consumer group has before retention deletes a message it
+// has not read: the server's own figure (lossRule, lossAt and
+// timeToLossSeconds of the queue's consumer groups; docs/retention.md,
+// "Time to loss"), computed as the sweep decides, with the partition where
+// the loss comes first when that partition is on the page.
 
-// unreadRules lists the rules that can delete unread data, with windows.
-export function unreadRules(rules) {
-  const out = [];
-  if (rules.retentionEnabled && rules.retentionSeconds > 0) out.push({ rule: 'retention', seconds: rules.retentionSeconds });
-  if (rules.maxWaitTimeSeconds > 0) out.push({ rule: 'max_wait', seconds: rules.maxWaitTimeSeconds });
-  return out;
-}
-
-// timeLeft answers, for each group found on partitions
-// ([{name, consumerGroups: [{consumerGroup, oldestUnconsumedAt}]}]),
-// {seconds, rule, partition, at} for its earliest possible loss, or
-// {none: why} when nothing of it can be lost now. now is the server's time.
-export function timeLeft(rules, partitions, now) {
-  const active = unreadRules(rules);
+// timeLeft answers, for each of groups ([{name, totalLag, lossRule, lossAt,
+// timeToLossSeconds}]), {seconds, rule, partition} for its first loss, or
+// {none: why} when nothing of it can be lost now.
+export function timeLeft(groups, partitions) {
   const out = new Map();
-  for (const p of partitions) {
-    for (const g of p.consumerGroups || []) {
-      const name = g.consumerGroup;
-      if (!out.has(name)) out.set(name, { none: 'nothing unread' });
-      if (!g.oldestUnconsumedAt) continue;
-      if (!active.length) {
-        out.set(name, { none: 'no rule deletes unread data' });
-        continue;
-      }
-      const oldest = Date.parse(g.oldestUnconsumedAt);
-      for (const r of active) {
-        const at = oldest + r.seconds * 1000;
-        const cur = out.get(name);
-        if (cur.at === undefined || at < cur.at) {
-          out.set(name, { at, seconds: (at - now.getTime()) / 1000, rule: r.rule, partition: p.name });
-        }
-      }
+  for (const g of groups || []) {
+    if (g.lossAt) {
+      out.set(g.name, { seconds: g.timeToLossSeconds, rule: g.lossRule, partition: partitionOf(g, partitions) });
+    } else if (g.totalLag > 0 && !g.lossRule) {
+      out.set(g.name, { none: 'no rule deletes unread data' });
+    } else {
+      out.set(g.name, { none: 'nothing unread' });
     }
   }
   return out;
+}
+
+// partitionOf finds the partition row where group g's loss comes first.
+function partitionOf(g, partitions) {
+  for (const p of partitions || []) {
+    for (const pg of p.consumerGroups || []) {
+      if (pg.consumerGroup === g.name && pg.lossAt === g.lossAt) return p.name;
+    }
+  }
+  return null;
 }
