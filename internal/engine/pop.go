@@ -207,10 +207,22 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	defer e.fire(&fx)
 	spec := claimSpec{leaseID: newLeaseID(q.ID), fromAt: fromAt, now: now}
 	tried := make([]uuid.UUID, 0, 4*req.MaxPartitions) // never nil: NULL would exclude all
+	retried := false
 	for round := 0; round < maxPopRounds && !popFull(resp, req); round++ {
 		cands, err := e.popCandidates(ctx, q, req, fromAt, now, tried)
-		if err != nil || len(cands) == 0 {
+		if err != nil {
 			return resp, err
+		}
+		if len(cands) == 0 {
+			// Every partition with work was tried and taken by another
+			// consumer. A consumer that acks at once releases its
+			// partition again within this pop: list them all once more
+			// before answering empty.
+			if retried || len(tried) == 0 {
+				return resp, nil
+			}
+			retried, tried = true, tried[:0]
+			continue
 		}
 		for _, c := range cands {
 			tried = append(tried, c.pid)
@@ -227,7 +239,7 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 
 // maxPopRounds bounds how often one pop lists candidates again after
 // concurrent consumers took the ones it listed.
-const maxPopRounds = 4
+const maxPopRounds = 8
 
 // popFull says the pop has claimed all it may.
 func popFull(resp *api.PopResponse, req PopRequest) bool {
