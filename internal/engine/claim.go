@@ -44,29 +44,30 @@ type claimSpec struct {
 
 // claimAmong claims from cands, in their order, until the pop is full or
 // none is left that another consumer of the group is not holding or
-// claiming right now; what each gives goes into resp.
+// claiming right now; what each gives goes into resp. It answers the
+// candidates it left because other consumers had them.
 func (e *Engine) claimAmong(ctx context.Context, q *Queue, req PopRequest, cands []candidate, spec claimSpec,
-	resp *api.PopResponse, fx *effects) error {
+	resp *api.PopResponse, fx *effects) ([]candidate, error) {
 	pending, err := e.withCursors(ctx, q, req.Group, cands, spec.fromAt)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for len(pending) > 0 && !popFull(resp, req) {
 		spec.batch = req.Batch - len(resp.Messages)
 		c, got, err := e.claim(ctx, q, pending, req, spec)
 		if c == nil && err == nil {
-			return nil // every one left is held or being claimed
+			return pending, nil // every one left is held or being claimed
 		}
 		if err != nil && c != nil && partitionFault(err) {
 			fx.partitionFailed(q.Name, c.name, "pop", err)
 			e.rotateFailed(ctx, c.pid, req.Group, spec.now)
 		} else if err != nil {
-			return err
+			return nil, err
 		}
 		pending = slices.DeleteFunc(pending, func(p candidate) bool { return p.pid == c.pid })
 		addClaimed(resp, q, *c, req.Group, got, fx)
 	}
-	return nil
+	return nil, nil
 }
 
 // withCursors creates the group's cursor on the candidates that have none

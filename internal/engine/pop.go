@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -207,6 +208,7 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	defer e.fire(&fx)
 	spec := claimSpec{leaseID: newLeaseID(q.ID), fromAt: fromAt, now: now}
 	tried := make([]uuid.UUID, 0, 4*req.MaxPartitions) // never nil: NULL would exclude all
+	var taken []uuid.UUID                              // tried, but other consumers had them
 	retried := false
 	for round := 0; round < maxPopRounds && !popFull(resp, req); round++ {
 		cands, err := e.popCandidates(ctx, q, req, fromAt, now, tried)
@@ -214,21 +216,26 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 			return resp, err
 		}
 		if len(cands) == 0 {
-			// Every partition with work was tried and taken by another
-			// consumer. A consumer that acks at once releases its
-			// partition again within this pop: list them all once more
-			// before answering empty.
-			if retried || len(tried) == 0 {
+			// Every partition with work was tried. A consumer that acks
+			// at once releases its partition again within this pop: list
+			// those other consumers had once more before answering empty
+			// (not those that failed or had nothing to give).
+			if retried || len(taken) == 0 {
 				return resp, nil
 			}
-			retried, tried = true, tried[:0]
+			retried = true
+			tried = slices.DeleteFunc(tried, func(id uuid.UUID) bool { return slices.Contains(taken, id) })
 			continue
 		}
 		for _, c := range cands {
 			tried = append(tried, c.pid)
 		}
-		if err := e.claimAmong(ctx, q, req, cands, spec, resp, &fx); err != nil {
+		left, err := e.claimAmong(ctx, q, req, cands, spec, resp, &fx)
+		if err != nil {
 			return nil, err
+		}
+		for _, c := range left {
+			taken = append(taken, c.pid)
 		}
 		if req.Partition != "" {
 			break
