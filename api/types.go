@@ -3,7 +3,10 @@
 // three cannot drift apart.
 package api
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // DefaultPartition is the partition a push lands in when it names none.
 const DefaultPartition = "Default"
@@ -98,6 +101,32 @@ type PopResponse struct {
 	ConsumerGroup     string    `json:"consumerGroup"`
 	PartitionsClaimed int       `json:"partitionsClaimed"`
 	Messages          []Message `json:"messages"`
+	// Gaps are runs of messages the group lost unread on the partitions
+	// this pop claimed from (absent when there are none).
+	Gaps []Gap `json:"gaps,omitempty"`
+}
+
+// Gap is a run of a partition's messages that retention deleted before the
+// group consumed them. A pop reports it once: the group's position moves
+// past it in the same transaction that claims the partition's next
+// messages.
+type Gap struct {
+	Queue       string `json:"queue"`
+	Partition   string `json:"partition"`
+	PartitionID string `json:"partitionId"`
+	// FromOffset and ToOffset bound the run; Messages counts those of it
+	// the group had not completed (some may have been acked ahead).
+	FromOffset int64 `json:"fromOffset"`
+	ToOffset   int64 `json:"toOffset"`
+	Messages   int64 `json:"messages"`
+	// Rules are the retention history's rules that deleted them
+	// (retention, max_wait, tier_drop, ...), in the order they last did;
+	// DeletedAt is when the last of them did. Empty and null when the
+	// history no longer says (see Reason).
+	Rules     []string   `json:"rules"`
+	DeletedAt *time.Time `json:"deletedAt"`
+	// Reason says it in a sentence.
+	Reason string `json:"reason"`
 }
 
 // Ack statuses. "success" is Queen's alias of "completed".

@@ -86,6 +86,17 @@ func (o PopOptions) query() string {
 // nil error. Each message carries the PartitionID, TransactionID and LeaseID
 // that Ack needs.
 func (c *Client) Pop(ctx context.Context, queue string, opts PopOptions) ([]api.Message, error) {
+	resp, err := c.PopResponse(ctx, queue, opts)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Messages, nil
+}
+
+// PopResponse is Pop with the whole answer: besides the messages, the gaps
+// (messages retention deleted before the group consumed them), which the
+// server tells once. Nothing available is an answer with no messages.
+func (c *Client) PopResponse(ctx context.Context, queue string, opts PopOptions) (*api.PopResponse, error) {
 	if queue == "" {
 		return nil, errors.New("pop: queue is required")
 	}
@@ -99,9 +110,9 @@ func (c *Client) Pop(ctx context.Context, queue string, opts PopOptions) ([]api.
 		return nil, err
 	}
 	if status == http.StatusNoContent || resp.Messages == nil {
-		return []api.Message{}, nil
+		resp.Messages = []api.Message{}
 	}
-	return resp.Messages, nil
+	return &resp, nil
 }
 
 // AckRequestFor builds the acknowledgement of msg. An empty status means

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,6 +29,7 @@ type popOptions struct {
 	wait      bool
 	timeoutMS int
 	autoAck   bool
+	stderr    io.Writer // where gaps are told
 }
 
 func newPopCmd() *cobra.Command {
@@ -47,6 +49,7 @@ out, when they are delivered again); --auto-ack marks them done at once.`,
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			o.stderr = cmd.ErrOrStderr()
 			return o.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
@@ -79,17 +82,35 @@ func (o *popOptions) Run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := c.Pop(ctx, o.queue, client.PopOptions{
+	resp, err := c.PopResponse(ctx, o.queue, client.PopOptions{
 		Partition: o.partition, Group: o.group, Batch: o.batch, Wait: o.wait,
 		Timeout: time.Duration(o.timeoutMS) * time.Millisecond, AutoAck: o.autoAck,
 	})
 	if err != nil {
 		return o.explain(err)
 	}
+	if err := printGaps(o.stderr, resp.Gaps); err != nil {
+		return err
+	}
+	msgs := resp.Messages
 	if o.json {
 		return printJSON(w, msgs)
 	}
 	return o.printMessages(w, msgs)
+}
+
+// printGaps tells, one line each, what the server said the group lost
+// unread (it says so once).
+func printGaps(w io.Writer, gaps []api.Gap) error {
+	if w == nil {
+		w = os.Stderr
+	}
+	for _, g := range gaps {
+		if _, err := fmt.Fprintf(w, "lost: %s\n", g.Reason); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (o *popOptions) printMessages(w io.Writer, msgs []api.Message) error {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,5 +45,32 @@ func TestRetentionStatusAndHistory(t *testing.T) {
 	}
 	if _, err := lethe(t, "", "retention", "history", s, "--rule", "ttl"); err == nil {
 		t.Fatal("history --rule ttl succeeded")
+	}
+}
+
+// lethe pop says on stderr what the group lost unread, once.
+func TestPopTellsTheGap(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	srv := testserver.Start(t, testserver.Options{Clock: clk})
+	s := "--server=" + srv.URL
+
+	mustLethe(t, "", "queue", "configure", "ticks", s, "--max-wait-time-seconds", "60")
+	mustLethe(t, "1\n2\n3\n", "push", "ticks", s)
+	mustLethe(t, "", "pop", "ticks", s, "--group", "dash", "--auto-ack")
+	clk.Advance(2 * time.Minute)
+	if res, err := srv.Retention.RunCycle(context.Background()); err != nil || res.MaxWait.Frames != 3 {
+		t.Fatalf("cycle: %+v, %v", res, err)
+	}
+	mustLethe(t, "4\n", "push", "ticks", s)
+	out, errOut, err := letheErr(t, "", "pop", "ticks", s, "--group", "dash", "--auto-ack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, out, "4")
+	wantContains(t, errOut, "lost: 2 message(s) at offsets 1..2 of ticks/Default were deleted before this group consumed them, by maxWaitTimeSeconds")
+	mustLethe(t, "5\n", "push", "ticks", s)
+	if _, errOut, err := letheErr(t, "", "pop", "ticks", s, "--group", "dash", "--auto-ack"); err != nil || strings.Contains(errOut, "lost:") {
+		t.Fatalf("second pop: %v, stderr %q; want the gap told once", err, errOut)
 	}
 }

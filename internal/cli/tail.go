@@ -25,6 +25,7 @@ const (
 
 type tailOptions struct {
 	clientFlags
+	stderr    io.Writer // where gaps are told
 	queue     string
 	group     string
 	partition string
@@ -72,6 +73,7 @@ would. --from then sets where a new group starts (see subscriptionFrom).
 			if err := o.Validate(); err != nil {
 				return err
 			}
+			o.stderr = cmd.ErrOrStderr()
 			return o.Run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}

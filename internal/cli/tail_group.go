@@ -26,10 +26,14 @@ func (o *tailOptions) consume(ctx context.Context, c *client.Client, w io.Writer
 		opts.SubscriptionFrom = o.fromTime.UTC().Format(time.RFC3339Nano)
 	}
 	for {
-		msgs, err := c.Pop(ctx, o.queue, opts)
+		resp, err := c.PopResponse(ctx, o.queue, opts)
 		if err != nil {
 			return err
 		}
+		if err := printGaps(o.stderr, resp.Gaps); err != nil {
+			return err
+		}
+		msgs := resp.Messages
 		if len(msgs) == 0 {
 			if !o.follow {
 				return nil

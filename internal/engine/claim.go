@@ -30,6 +30,9 @@ type claimed struct {
 	// expired counts messages passed undelivered because they outlived
 	// the queue's ttl.
 	expired int
+	// gap is what retention deleted under the group's position, which the
+	// claim moved past.
+	gap *api.Gap
 }
 
 // claimSpec is what every claim of one pop shares.
@@ -132,18 +135,25 @@ func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand cand
 	if err := e.writeDeadLetters(ctx, tx, row, now, dead); err != nil {
 		return claimed{}, err
 	}
+	gap, err := skipGap(ctx, tx, q, cand, row, ps)
+	if err != nil {
+		return claimed{}, err
+	}
 	if !lease.Ready(c, pol, ps.lastPush, now) || ps.next <= max(c.Committed+1, ps.low) {
-		return claimed{}, row.saveIf(ctx, tx, now, expired)
+		// A gap is saved as a pop: the group's position moved, and the
+		// history that explains the next one starts here.
+		return claimed{gap: gap}, row.saveIf(ctx, tx, now, expired || gap != nil)
 	}
 	frames, cl, out, err := e.claimFrames(ctx, tx, q, req, row, spec)
 	if err != nil {
 		return claimed{}, err
 	}
+	out.gap = gap
 	if len(cl.Deliver) == 0 {
 		// Marking the empty claim as a pop rotates the candidates, so
 		// partitions whose messages are not visible yet cannot crowd out
 		// one that is ready.
-		return out, row.saveIf(ctx, tx, now, expired || cl.Moved || q.DelayedProcessing > 0)
+		return out, row.saveIf(ctx, tx, now, expired || gap != nil || cl.Moved || q.DelayedProcessing > 0)
 	}
 	if err := row.save(ctx, tx, now, true); err != nil {
 		return claimed{}, err

@@ -91,6 +91,8 @@ func (c *cursorRow) saveIf(ctx context.Context, tx pgx.Tx, now time.Time, dirty 
 type partState struct {
 	next, low int64
 	lastPush  *time.Time
+	// lastPop is the group's last claim of the partition (nil: none yet).
+	lastPop *time.Time
 }
 
 // lockFirstFree locks the group's cursor on the first of cands (in their
@@ -107,14 +109,14 @@ func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group stri
 	}
 	var ps partState
 	c := &cursorRow{}
-	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, p.next_offset, p.low_watermark, p.last_push_at
+	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, p.next_offset, p.low_watermark, p.last_push_at, c.last_pop_at
 		  FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
 		 WHERE c.partition_id = ANY ($1) AND c.group_name = $2
 		   AND (c.lease_id IS NULL OR c.lease_until <= $3)
 		 ORDER BY array_position($1, c.partition_id)
 		 LIMIT 1
 		   FOR UPDATE OF c SKIP LOCKED`, pids, group, now).
-		Scan(c.fields(&ps.next, &ps.low, &ps.lastPush)...)
+		Scan(c.fields(&ps.next, &ps.low, &ps.lastPush, &ps.lastPop)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ps, nil
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"sync"
 	"time"
+
+	"github.com/lethe-mq/lethe/api"
 )
 
 // effects are what committed work tells the rest of the replica: metric
@@ -27,6 +29,7 @@ const (
 	countExpired
 	countWake     // a wake-up without a count (a seek made messages available)
 	countReleased // a lease ended on a partition with more work for the group
+	countGap      // a pop reported messages the group lost unread
 )
 
 type effectCount struct {
@@ -36,6 +39,7 @@ type effectCount struct {
 	n             int
 	partition     string // countUnreadable: for the log
 	unreadableErr error
+	gap           *api.Gap // countGap: for the log
 }
 
 type effectFault struct {
@@ -77,6 +81,11 @@ func (fx *effects) unreadable(queue, partition string, n int, err error) {
 // queue's ttl.
 func (fx *effects) expired(queue, group string, n int) {
 	fx.counts = append(fx.counts, effectCount{kind: countExpired, queue: queue, group: group, n: n})
+}
+
+// gap records a gap a pop reported to group.
+func (fx *effects) gap(g api.Gap, group string) {
+	fx.counts = append(fx.counts, effectCount{kind: countGap, queue: g.Queue, group: group, n: int(g.Messages), gap: &g})
 }
 
 // partitionFailed records a partition skipped by op because its stored
@@ -121,6 +130,14 @@ func (e *Engine) fire(fx *effects) {
 			}
 			if h.Expired != nil {
 				h.Expired(c.queue, c.group, c.n)
+			}
+		case countGap:
+			// Once per gap: the pop that reports it moves the group past it.
+			e.log.Warn("a consumer group was told it lost messages unread", "queue", c.queue,
+				"group", groupLabelOrQueue(c.group), "partition", c.gap.Partition, "from_offset", c.gap.FromOffset,
+				"to_offset", c.gap.ToOffset, "messages", c.n, "rules", c.gap.Rules)
+			if h.Gap != nil {
+				h.Gap(c.queue, c.group, c.n)
 			}
 		}
 	}

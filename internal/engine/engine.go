@@ -65,6 +65,9 @@ type Hooks struct {
 	// Expired counts messages a group passed without delivery because
 	// they outlived the queue's ttl.
 	Expired func(queue, group string, n int)
+	// Gap counts messages a pop told group it lost unread: retention
+	// deleted them before it consumed them.
+	Gap func(queue, group string, n int)
 	// PartitionFailed counts a partition skipped because its stored state
 	// could not be served; op is "pop", "ack" or "browse".
 	PartitionFailed func(queue, op string)

@@ -111,7 +111,7 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 			wake, since, cancel = e.notifier.subscribe(req.Group, since, queues...)
 		}
 		resp, err := e.popQueues(ctx, req, queues)
-		if err != nil || len(resp.Messages) > 0 || !req.Wait {
+		if err != nil || len(resp.Messages) > 0 || len(resp.Gaps) > 0 || !req.Wait {
 			cancel()
 			return resp, err
 		}
@@ -150,7 +150,7 @@ func (e *Engine) popQueues(ctx context.Context, req PopRequest, queues []string)
 		r := req
 		r.Queue = name
 		var err error
-		if resp, err = e.popOnce(ctx, r); err != nil || len(resp.Messages) > 0 {
+		if resp, err = e.popOnce(ctx, r); err != nil || len(resp.Messages) > 0 || len(resp.Gaps) > 0 {
 			return resp, err
 		}
 	}
@@ -261,6 +261,10 @@ func addClaimed(resp *api.PopResponse, q *Queue, c candidate, group string, got 
 	if got.expired > 0 {
 		fx.expired(q.Name, group, got.expired)
 	}
+	if got.gap != nil {
+		resp.Gaps = append(resp.Gaps, *got.gap)
+		fx.gap(*got.gap, group)
+	}
 	if len(got.msgs) == 0 {
 		return
 	}
@@ -338,8 +342,10 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 }
 
 // ensureCursor creates the group's cursor on pid where its subscription
-// says it starts. It answers false when the partition is gone (cleaned up
-// after it was listed).
+// says it starts: from the oldest stored message, or the first at or after
+// its start time. What retention deleted before the cursor existed is no
+// gap of the group's (a pop reports a gap only below a cursor). It answers
+// false when the partition is gone (cleaned up after it was listed).
 func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, fromAt *time.Time) (bool, error) {
 	// Starting at the oldest message (no subscription time) needs no
 	// lookup: one round trip.
@@ -362,9 +368,13 @@ func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, 
 		}
 		start = off - 1
 	}
+	// A partition already gone gives NULL, then -1: the insert fails on the
+	// foreign key, as it should.
 	_, err := e.pool.Exec(ctx, `
 		INSERT INTO lethe.cursors (partition_id, group_name, committed, updated_at)
-		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, pid, group, start, e.clock.Now())
+		VALUES ($1, $2, greatest($3::bigint,
+		                         coalesce((SELECT p.low_watermark - 1 FROM lethe.partitions p WHERE p.id = $1), -1)), $4)
+		ON CONFLICT DO NOTHING`, pid, group, start, e.clock.Now())
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
 		return false, nil

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/lethe-mq/lethe/api"
@@ -60,7 +61,49 @@ func appendPopResponse(b []byte, p *api.PopResponse) []byte {
 		}
 		b = appendMessage(b, &p.Messages[i])
 	}
-	return append(b, ']', '}', '\n')
+	b = append(b, ']')
+	if len(p.Gaps) > 0 {
+		b = append(b, `,"gaps":[`...)
+		for i := range p.Gaps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendGap(b, &p.Gaps[i])
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}', '\n')
+}
+
+func appendGap(b []byte, g *api.Gap) []byte {
+	b = append(b, `{"queue":`...)
+	b = appendString(b, g.Queue)
+	b = appendField(b, "partition", g.Partition, false)
+	b = appendField(b, "partitionId", g.PartitionID, false)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"fromOffset", g.FromOffset}, {"toOffset", g.ToOffset}, {"messages", g.Messages}} {
+		b = append(append(append(b, `,"`...), f.name...), `":`...)
+		b = strconv.AppendInt(b, f.v, 10)
+	}
+	b = append(b, `,"rules":[`...)
+	for i, r := range g.Rules {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, r)
+	}
+	b = append(b, `],"deletedAt":`...)
+	if g.DeletedAt == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = g.DeletedAt.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	b = appendField(b, "reason", g.Reason, false)
+	return append(b, '}')
 }
 
 func appendMessage(b []byte, m *api.Message) []byte {

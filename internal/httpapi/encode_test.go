@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/lethe-mq/lethe/api"
 )
@@ -34,6 +35,15 @@ func TestPopResponseEncodingMatchesStdlib(t *testing.T) {
 			{ID: "id2", TransactionID: "ü€𝄞", Data: nil, TraceID: "tr", ProducerSub: "s", ConsumerGroup: "g"},
 		}}
 	std, _ := json.Marshal(resp)
+	sameJSON(t, appendPopResponse(nil, resp), std)
+
+	at := time.Date(2030, 1, 2, 3, 4, 5, 600, time.UTC)
+	resp.Gaps = []api.Gap{
+		{Queue: "q", Partition: "p\"1", PartitionID: "pid", FromOffset: 3, ToOffset: 9, Messages: 6,
+			Rules: []string{"retention", "max_wait"}, DeletedAt: &at, Reason: "r\u2028"},
+		{Queue: "q", Partition: "p2", PartitionID: "pid2", Rules: []string{}, Reason: "unknown"},
+	}
+	std, _ = json.Marshal(resp)
 	sameJSON(t, appendPopResponse(nil, resp), std)
 }
 

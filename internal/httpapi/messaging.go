@@ -89,7 +89,8 @@ func (s *Server) pop(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if len(resp.Messages) == 0 {
+	// A gap is told even without messages: the group has moved past it.
+	if len(resp.Messages) == 0 && len(resp.Gaps) == 0 {
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}

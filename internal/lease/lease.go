@@ -110,6 +110,25 @@ func Ready(c *Cursor, p Policy, lastPush *time.Time, now time.Time) bool {
 	return p.WindowBuffer <= 0 || lastPush == nil || !lastPush.After(now.Add(-p.WindowBuffer))
 }
 
+// SkipDeleted moves the cursor past the offsets below low, which are no
+// longer stored: retention deleted them before the group consumed them. It
+// answers the run it moved past and how many of its messages the group had
+// not completed ahead of Committed; ok is false when there were none.
+func (c *Cursor) SkipDeleted(low int64) (from, to, unread int64, ok bool) {
+	if c.Committed+1 >= low {
+		return 0, 0, 0, false
+	}
+	from, to = c.Committed+1, low-1
+	unread = to - from + 1
+	for _, o := range c.AckedAhead {
+		if o >= from && o <= to {
+			unread--
+		}
+	}
+	c.advance(to)
+	return from, to, unread, unread > 0
+}
+
 // advance moves Committed to at least to, then past offsets completed ahead
 // of it, forgets those, and forgets a retry the cursor has moved past.
 func (c *Cursor) advance(to int64) {

@@ -178,3 +178,24 @@ func TestBusyAndReady(t *testing.T) {
 		}
 	}
 }
+
+// A cursor below the low watermark moves to it, counting as lost only what
+// it had not completed ahead, and forgets a retry of a deleted message.
+func TestSkipDeleted(t *testing.T) {
+	retry := int64(5)
+	c := lease.Cursor{Committed: 3, AckedAhead: []int64{6, 12}, RetryOffset: &retry, RetryCount: 2}
+	from, to, unread, ok := c.SkipDeleted(10)
+	if !ok || from != 4 || to != 9 || unread != 5 {
+		t.Fatalf("skip to 10 = %d..%d, %d unread, %v; want 4..9, 5 unread (6 was done ahead)", from, to, unread, ok)
+	}
+	if c.Committed != 9 || !slices.Equal(c.AckedAhead, []int64{12}) || c.RetryOffset != nil || c.RetryCount != 0 {
+		t.Fatalf("cursor after the skip = %+v, want committed 9, 12 still ahead, no retry", c)
+	}
+	if _, _, _, ok := c.SkipDeleted(10); ok {
+		t.Fatal("a second skip to the same watermark found a gap")
+	}
+	c = lease.Cursor{Committed: 3, AckedAhead: []int64{4, 5}}
+	if _, _, _, ok := c.SkipDeleted(6); ok || c.Committed != 5 || len(c.AckedAhead) != 0 {
+		t.Fatalf("skipping only messages done ahead: ok %v, cursor %+v; want no gap, committed 5", ok, c)
+	}
+}

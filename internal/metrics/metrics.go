@@ -51,7 +51,9 @@ type Metrics struct {
 	unreadable *prometheus.CounterVec
 	failed     *prometheus.CounterVec
 	// expired counts messages passed undelivered past their queue's ttl.
-	expired  *prometheus.CounterVec
+	expired *prometheus.CounterVec
+	// gaps counts messages pops told a group it lost unread.
+	gaps     *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	// groups is the appender's commit groups by how many partitions each
 	// wrote in one transaction.
@@ -87,6 +89,10 @@ func New(cfg Config) *Metrics {
 			Name: "lethe_messages_expired_total",
 			Help: "Messages a consumer group passed without delivery because they were older than the queue's ttl, by queue and group.",
 		}, []string{"queue", "group"}),
+		gaps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lethe_consumer_gap_messages_total",
+			Help: "Messages pops told a consumer group it lost unread (the gaps of pop responses: retention deleted them before the group consumed them), by queue and group. Each gap is logged.",
+		}, []string{"queue", "group"}),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lethe_partitions_failed_total",
 			Help: "Times a partition was skipped because its stored state could not be served, by queue and operation (pop, ack, browse); the other partitions were served. Each is logged with its error.",
@@ -108,7 +114,7 @@ func New(cfg Config) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.pushed, m.delivered, m.acks, m.unreadable, m.expired, m.failed, m.duration, m.groups,
+		m.pushed, m.delivered, m.acks, m.unreadable, m.expired, m.gaps, m.failed, m.duration, m.groups,
 	)
 	if cfg.Pool != nil {
 		m.reg.MustRegister(newDBCollector(cfg.Pool, cmp.Or(cfg.Logger, slog.Default()), cmp.Or(cfg.MaxQueueSeries, MaxQueueSeriesDefault)))
@@ -136,6 +142,9 @@ func (m *Metrics) Hooks() engine.Hooks {
 		},
 		Expired: func(queue, group string, n int) {
 			m.expired.WithLabelValues(m.queueLabel(queue), group).Add(float64(n))
+		},
+		Gap: func(queue, group string, n int) {
+			m.gaps.WithLabelValues(m.queueLabel(queue), group).Add(float64(n))
 		},
 		PartitionFailed: func(queue, op string) {
 			m.failed.WithLabelValues(m.queueLabel(queue), op).Inc()
