@@ -23,11 +23,14 @@ import (
 // Local connections are trusted: the socket folder is mode 0700 and
 // owned by the server's OS user, so only that user and root reach it.
 // TCP, only when a listener is configured, needs the generated password.
-func writeHBA(r *runner, l layout, tcp bool) error {
+func writeHBA(r *runner, l layout, tcp, replication bool) error {
 	var b strings.Builder
 	b.WriteString("# Written by lethe at every start of this cluster; edits are overwritten.\n")
 	fmt.Fprintf(&b, "# Unix socket: its folder %s is mode 0700, so only the server's OS user\n# (and root) can reach it.\n", l.sockDir)
 	b.WriteString("local all all trust\n")
+	if replication {
+		b.WriteString("# Standbys copy and follow this cluster over the same socket.\nlocal replication all trust\n")
+	}
 	if tcp {
 		fmt.Fprintf(&b, "# TCP: SCRAM password only; the postgres role's password is in %s.\n", l.passwordFile())
 		b.WriteString("host all all all scram-sha-256\n")

@@ -96,7 +96,12 @@ func (c *Cluster) prepare(ctx context.Context, cfg Config, root string) error {
 	if c.binDir, err = pickBinDir(ctx, c.run, binDir, cfg.BinDir != "", c.layout); err != nil {
 		return err
 	}
-	if err := ensureInitialized(ctx, c.run, c.binDir, c.layout, cfg.Throwaway, c.log); err != nil {
+	if cfg.StandbyOf != nil {
+		err = ensureStandbyCopy(ctx, c.run, c.binDir, c.layout, cfg.StandbyOf, c.log)
+	} else {
+		err = ensureInitialized(ctx, c.run, c.binDir, c.layout, cfg.Throwaway, c.log)
+	}
+	if err != nil {
 		return err
 	}
 	c.realDataDir = c.layout.dataDir()
@@ -106,7 +111,7 @@ func (c *Cluster) prepare(ctx context.Context, cfg Config, root string) error {
 	if err := clearLeftover(ctx, c, c.log); err != nil {
 		return fmt.Errorf("pgembed: %w", err)
 	}
-	if err := writeHBA(c.run, c.layout, c.listen != ""); err != nil {
+	if err := writeHBA(c.run, c.layout, c.listen != "", cfg.Replication); err != nil {
 		return err
 	}
 	if c.listen == "" {

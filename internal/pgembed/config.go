@@ -28,6 +28,14 @@ type Config struct {
 	// server but not of the machine, so it is for clusters nobody keeps,
 	// such as tests'.
 	Throwaway bool
+	// Replication lets standbys copy and follow this cluster over its Unix
+	// socket (pg_hba: local replication connections, trusted like the
+	// others there). Off by default.
+	Replication bool
+	// StandbyOf, on the first start, copies this running primary (which
+	// needs Replication) instead of running initdb: the cluster starts as
+	// its streaming standby, read-only until Promote. For failover tests.
+	StandbyOf *Cluster
 }
 
 // socketOnlyPort names the socket when there is no TCP listener: the

@@ -1,0 +1,71 @@
+package pgembed
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/lethe-mq/lethe/internal/slowstep"
+)
+
+// ensureStandbyCopy makes the data folder a copy of the running primary
+// (pg_basebackup over its Unix socket, -R: the copy starts as its
+// streaming standby) unless it already holds a cluster. As with initdb, the
+// copy lands in a staging folder renamed into place only when complete.
+func ensureStandbyCopy(ctx context.Context, r *runner, binDir string, l layout, primary *Cluster, log *slog.Logger) error {
+	data := l.dataDir()
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err == nil {
+		return nil
+	}
+	if _, err := os.Stat(data); err == nil {
+		return fmt.Errorf("pgembed: %s exists but is not a PostgreSQL data directory (no PG_VERSION); move it away", data)
+	}
+	staging := filepath.Join(l.root, "data.basebackup")
+	if err := os.RemoveAll(staging); err != nil {
+		return fmt.Errorf("pgembed: remove leftover %s: %w", staging, err)
+	}
+	if err := r.privateDir(staging); err != nil {
+		return fmt.Errorf("pgembed: %w", err)
+	}
+	step := slowstep.Begin(log, "pgembed: copying the primary for a standby", slowstep.After, "data", data)
+	out, err := r.command(ctx, l.root, filepath.Join(binDir, "pg_basebackup"),
+		"-h", primary.layout.sockDir, "-p", strconv.Itoa(primary.port), "-U", "postgres",
+		"-D", staging, "-R", "-X", "stream", "-c", "fast").CombinedOutput()
+	step.End()
+	if err != nil {
+		return fmt.Errorf("pgembed: pg_basebackup failed (%v): %s; the primary needs Config.Replication", err, keyLine(string(out)))
+	}
+	if err := os.Rename(staging, data); err != nil {
+		return fmt.Errorf("pgembed: %w", err)
+	}
+	return nil
+}
+
+// Promote ends a standby's recovery: it becomes a primary that takes
+// writes, and returns once it does.
+func (c *Cluster) Promote(ctx context.Context) error {
+	if out, err := c.pgctl(ctx, "promote"); err != nil {
+		return fmt.Errorf("pgembed: pg_ctl promote: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Crash stops the server at once, as a power loss would (an immediate
+// shutdown: no checkpoint, clients cut off), and unlocks the data folder.
+// For failover tests; Stop is the shutdown to use otherwise.
+func (c *Cluster) Crash(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil
+	}
+	if out, err := c.pgctl(ctx, "-m", "immediate", "stop"); err != nil {
+		return fmt.Errorf("pgembed: pg_ctl stop -m immediate: %w\n%s", err, out)
+	}
+	c.stopped = true
+	c.release()
+	return nil
+}
