@@ -2,28 +2,47 @@ package stack
 
 import (
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
 
 // TestSampleCPUCountsTheBenchItself burns CPU in this process and expects
-// the bench's share, not lethe's or anyone else's, to show it.
+// the bench's share, not lethe's or anyone else's, to show it. It burns a
+// fixed amount of this process's CPU time (getrusage), not of wall time,
+// so a machine busy with other tests only makes it take longer.
 func TestSampleCPUCountsTheBenchItself(t *testing.T) {
 	before := SampleCPU(0)
-	deadline := time.Now().Add(300 * time.Millisecond)
+	used0 := selfCPU(t)
 	x := 0
-	for time.Now().Before(deadline) {
-		x++
+	for selfCPU(t)-used0 < 300*time.Millisecond {
+		for range 100_000 {
+			x++
+		}
 	}
-	c := SampleCPU(0).CoresSince(before)
-	if c.Bench < 0.5 {
-		t.Fatalf("a busy loop of 300 ms read as %.2f cores of the bench (%+v, %d turns)", c.Bench, c, x)
+	after := SampleCPU(0)
+	used := selfCPU(t) - used0
+	got := time.Duration(after.bench-before.bench) * time.Second / userHZ
+	// /proc counts whole ticks (10 ms) and this process also ran the
+	// samples: allow two ticks and a tenth either way.
+	if slack := 20*time.Millisecond + used/10; got < used-slack || got > used+slack {
+		t.Fatalf("the bench's CPU read %s, getrusage says this process used %s (%d turns)", got, used, x)
 	}
-	if c.Lethe != 0 {
-		t.Fatalf("no lethe pid given, yet lethe used %.2f cores", c.Lethe)
+	if after.lethe != before.lethe {
+		t.Fatalf("no lethe pid given, yet lethe used %d ticks", after.lethe-before.lethe)
 	}
 	same := SampleCPU(os.Getpid())
 	if got := same.CoresSince(same); got.Total() != 0 {
 		t.Fatalf("a sample against itself reads %+v, want nothing", got)
 	}
+}
+
+// selfCPU is this process's CPU time so far, user and system.
+func selfCPU(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
