@@ -27,8 +27,8 @@ func TestDoctor(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := decode[api.DoctorReport](t, mustLethe(t, "", "doctor", s, "--json"))
-	if rep.Status != api.DoctorOK || len(rep.Checks) != 6 {
-		t.Fatalf("after a cycle: %+v, want all 6 checks ok", rep)
+	if rep.Status != api.DoctorOK || len(rep.Checks) != 7 {
+		t.Fatalf("after a cycle: %+v, want all 7 checks ok", rep)
 	}
 
 	conn, err := pgx.Connect(context.Background(), srv.DatabaseURL)

@@ -2,8 +2,9 @@
 // make retention trustworthy (the project's seed 003, applied to lethe):
 // every deleting job runs and leaves a record, every retention predicate
 // has a valid index, vacuum can reclaim what deletes leave, the records
-// themselves age out, and nothing of lethe's is granted to PUBLIC. It
-// reads catalogs and lethe's tables and changes nothing (GET
+// themselves age out, nothing of lethe's is granted to PUBLIC, and no
+// consumer group is about to lose messages it has not read. It reads
+// catalogs and lethe's tables and changes nothing (GET
 // /api/v1/doctor, `lethe doctor`).
 package doctor
 
@@ -54,6 +55,7 @@ var checks = []check{
 	{"vacuum", "autovacuum can reclaim what deletes and updates leave in lethe's tables", checkVacuum},
 	{"history-retention", "the retention records have a retention of their own and it keeps up", checkHistory},
 	{"public-grants", "nothing of lethe's schema is granted to PUBLIC", checkGrants},
+	{"unread-loss", "no consumer group is about to lose messages it has not read", checkLoss},
 }
 
 // Run runs every check. A check that could not read what it needs fails

@@ -49,7 +49,7 @@ func TestDoctorPassesAFreshDeployment(t *testing.T) {
 	e.pushSegment("orders", "p", 3)
 	e.cycle()
 	rep := e.svc.Doctor(e.ctx)
-	if rep.Status != api.DoctorOK || len(rep.Checks) != 6 {
+	if rep.Status != api.DoctorOK || len(rep.Checks) != 7 {
 		t.Fatalf("doctor on a fresh deployment: %s with %d checks:\n%s", rep.Status, len(rep.Checks), describe(rep))
 	}
 	wantCheck(t, e.doctorCheck("retention-indexes"), api.DoctorOK, "segment leaves")
@@ -149,4 +149,21 @@ func TestDoctorFindsGrantsToPublic(t *testing.T) {
 	e.mustExec(`CREATE FUNCTION lethe.doctor_probe() RETURNS int LANGUAGE sql AS 'SELECT 1'`)
 	wantCheck(t, e.doctorCheck("public-grants"), api.DoctorFail,
 		"table lethe.queues (SELECT)", "function lethe.doctor_probe()", "REVOKE ALL ON ALL FUNCTIONS IN SCHEMA lethe FROM PUBLIC")
+}
+
+// The doctor warns of a group about to lose messages it has not read,
+// naming it and when, and is quiet once the group has consumed them.
+func TestDoctorWarnsOfAComingLoss(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.configure("ticks", map[string]any{"maxWaitTimeSeconds": 7200})
+	e.pushSegment("ticks", "p", 3)
+	e.pop("ticks", "p", "slow", 1) // leased: still unread
+	wantCheck(t, e.doctorCheck("unread-loss"), api.DoctorOK, "no consumer group loses")
+	e.clock.Advance(90 * time.Minute)
+	wantCheck(t, e.doctorCheck("unread-loss"), api.DoctorWarn, "ticks/slow in 30m0s by maxWaitTimeSeconds", "lethe lag")
+	e.clock.Advance(time.Hour)
+	wantCheck(t, e.doctorCheck("unread-loss"), api.DoctorWarn, "ticks/slow now (the next cycle deletes)")
+	e.consume("ticks", "p", "slow", 3)
+	wantCheck(t, e.doctorCheck("unread-loss"), api.DoctorOK)
 }
