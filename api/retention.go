@@ -151,3 +151,23 @@ type GroupLoss struct {
 	Leased     int64            `json:"leased"`
 	Ranges     []PartitionRange `json:"ranges"`
 }
+
+// RetentionHold is an operator's hold on a queue: while it is active
+// (ReleasedAt null) nothing of the queue is deleted (GET/POST
+// /api/v1/retention/holds, DELETE /api/v1/retention/holds/{id}).
+type RetentionHold struct {
+	ID         int64      `json:"id"`
+	Queue      string     `json:"queue"`
+	Reason     string     `json:"reason"`
+	PlacedAt   time.Time  `json:"placedAt"`
+	PlacedBy   string     `json:"placedBy"`
+	ReleasedAt *time.Time `json:"releasedAt"`
+	ReleasedBy *string    `json:"releasedBy"`
+	Active     bool       `json:"active"`
+}
+
+// PlaceHoldRequest is the body of POST /api/v1/retention/holds.
+type PlaceHoldRequest struct {
+	Queue  string `json:"queue"`
+	Reason string `json:"reason"`
+}

@@ -31,6 +31,7 @@ func newRetentionCmd() *cobra.Command {
 	}
 	cmd.AddCommand(newRetentionStatusCmd(), newRetentionHistoryCmd())
 	addTierCommands(cmd)
+	addHoldCommands(cmd)
 	return cmd
 }
 

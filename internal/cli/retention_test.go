@@ -74,3 +74,33 @@ func TestPopTellsTheGap(t *testing.T) {
 		t.Fatalf("second pop: %v, stderr %q; want the gap told once", err, errOut)
 	}
 }
+
+// lethe retention hold, holds and release: a held queue loses nothing to
+// its maxWaitTimeSeconds until released.
+func TestRetentionHoldCommands(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	srv := testserver.Start(t, testserver.Options{Clock: clk})
+	s := "--server=" + srv.URL
+
+	mustLethe(t, "", "queue", "configure", "ticks", s, "--max-wait-time-seconds", "60")
+	mustLethe(t, "1\n2\n", "push", "ticks", s)
+	if _, err := lethe(t, "", "retention", "hold", "ticks", s); err == nil || !strings.Contains(err.Error(), "--reason is required") {
+		t.Fatalf("hold without a reason: %v", err)
+	}
+	wantContains(t, mustLethe(t, "", "retention", "hold", "ticks", s, "--reason", "case 17"), "hold 1 placed on ticks")
+	wantContains(t, mustLethe(t, "", "retention", "holds", s), "ID", "ticks", "active", "case 17")
+	clk.Advance(5 * time.Minute)
+	if res, err := srv.Retention.RunCycle(context.Background()); err != nil || res.MaxWait.Frames != 0 {
+		t.Fatalf("cycle under the hold: %+v, %v; want nothing evicted", res.MaxWait, err)
+	}
+	wantContains(t, mustLethe(t, "", "retention", "release", "1", s), "hold 1 on ticks released")
+	wantContains(t, mustLethe(t, "", "retention", "holds", s), "no retention holds")
+	wantContains(t, mustLethe(t, "", "retention", "holds", "ticks", s, "--released"), "released")
+	if res, err := srv.Retention.RunCycle(context.Background()); err != nil || res.MaxWait.Frames != 2 {
+		t.Fatalf("cycle after the release: %+v, %v; want both evicted", res.MaxWait, err)
+	}
+	if _, err := lethe(t, "", "retention", "release", "x", s); err == nil || !strings.Contains(err.Error(), "positive whole number") {
+		t.Fatalf("release x: %v", err)
+	}
+}

@@ -33,6 +33,7 @@ var predicates = []predicate{
 	{"stream_state", []string{"updated_at"}, "STREAMS_STATE_IDLE_DAYS"},
 	{"stream_state", []string{"query_id"}, "the state of a retired streaming query"},
 	{"leaves", []string{"parent", "lo"}, "the tiers' leaf drops"},
+	{"retention_holds", []string{"queue_id"}, "every rule, which a queue's active holds stop"},
 }
 
 // segmentKey is what every segment leaf is read and deleted by: a

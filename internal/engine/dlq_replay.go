@@ -25,12 +25,21 @@ func ParseDeadLetterID(s string) (int64, error) {
 }
 
 // DeleteDeadLetter drops one dead letter for good.
+// A dead letter of a queue under a retention hold is refused (409).
 func (e *Engine) DeleteDeadLetter(ctx context.Context, id int64) error {
-	tag, err := e.pool.Exec(ctx, `DELETE FROM lethe.dead_letters WHERE id = $1`, id)
+	tag, err := e.pool.Exec(ctx, `DELETE FROM lethe.dead_letters d WHERE d.id = $1
+		AND NOT EXISTS (SELECT 1 FROM lethe.partitions p WHERE p.id = d.partition_id AND lethe.queue_held(p.queue_id))`, id)
 	if err != nil {
 		return fmt.Errorf("delete dead letter %d: %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
+		var qid *int64
+		if err := e.pool.QueryRow(ctx, `SELECT p.queue_id FROM lethe.dead_letters d JOIN lethe.partitions p ON p.id = d.partition_id
+			 WHERE d.id = $1`, id).Scan(&qid); err == nil && qid != nil {
+			if err := e.refuseHeld(ctx, *qid, fmt.Sprintf("delete dead letter %d", id)); err != nil {
+				return err
+			}
+		}
 		return notFoundf("dead letter %d does not exist (already replayed or deleted?)", id)
 	}
 	return nil

@@ -254,6 +254,11 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) (segments int64, 
 	if err != nil {
 		return 0, fmt.Errorf("delete queue %s: %w", name, err)
 	}
+	// Before anything goes: the trigger on lethe.queues refuses only the
+	// last statement.
+	if err := e.refuseHeld(ctx, qid, "delete queue "+name); err != nil {
+		return 0, err
+	}
 	for {
 		n, done, err := store.DeleteQueueStep(ctx, e.pool, qid, 1000)
 		segments += n

@@ -135,6 +135,7 @@ func pathNameCases() []badRequest {
 		{"POST", "/api/v1/consumer-groups/{group}/queues/{queue}/partitions/{partition}/seek", `{"toEnd":true}`},
 		{"DELETE", "/api/v1/dlq/{id}", ""},
 		{"POST", "/api/v1/dlq/{id}/replay", ""},
+		{"DELETE", "/api/v1/retention/holds/{id}", ""},
 		{"GET", "/api/v1/messages/{partitionId}/{transactionId}", ""},
 		{"DELETE", "/api/v1/messages/{partitionId}/{transactionId}", ""},
 		{"GET", "/api/v1/status/queues/{queue}", ""},
@@ -209,6 +210,11 @@ func queryParamCases() []badRequest {
 		{"replay not an id", "POST", "/api/v1/dlq/abc/replay", "", http.StatusBadRequest},
 		{"delete dead letter not an id", "DELETE", "/api/v1/dlq/-5", "", 0},
 		{"replay unknown dead letter", "POST", "/api/v1/dlq/999999/replay", "", http.StatusNotFound},
+		get("/api/v1/retention/holds?released=maybe"), get("/api/v1/retention/holds?queue=%zz"),
+		{"release a hold not an id", "DELETE", "/api/v1/retention/holds/abc", "", http.StatusBadRequest},
+		{"release hold 0", "DELETE", "/api/v1/retention/holds/0", "", http.StatusBadRequest},
+		{"release an unknown hold", "DELETE", "/api/v1/retention/holds/999999", "", http.StatusNotFound},
+		{"hold an unknown queue", "POST", "/api/v1/retention/holds", `{"queue":"nope","reason":"audit"}`, http.StatusNotFound},
 		{"message of a partition id that is not one", "GET", "/api/v1/messages/xyz/s1", "", 0},
 	}
 }
@@ -292,6 +298,8 @@ func bodyCases() []badRequest {
 		post("/api/v1/consumer-groups/g1/queues/seed/seek", `{"timestamp":"yesterday"}`, `{"toEnd":"yes"}`, ``),
 		post("/api/v1/system/maintenance", ``, `{}`, `{"enabled":"yes"}`, `[true]`, `{"enabled":true} {}`),
 		post("/api/v1/system/maintenance/pop", ``, `{}`, `{"enabled":1}`, `{"enabled":null}`),
+		post("/api/v1/retention/holds", ``, `{}`, `{"queue":"seed"}`, `{"queue":"seed","reason":"   "}`,
+			`{"queue":"seed","reason":"`+strings.Repeat("r", 1025)+`"}`, `{"queue":"se\u0000ed","reason":"x"}`, `{"reason":5}`),
 	} {
 		out = append(out, part...)
 	}
@@ -315,6 +323,7 @@ func methodCases() []badRequest {
 		wrong("PUT", "/api/v1/status/queues/seed"), wrong("GET", "/api/v1/dlq/1/replay"), wrong("POST", "/api/v1/dlq"),
 		wrong("POST", "/api/v1/retention/status"), wrong("PUT", "/api/v1/retention/history"),
 		wrong("DELETE", "/api/v1/analytics/retention"), wrong("POST", "/api/v1/analytics/postgres-stats"), wrong("POST", "/api/v1/doctor"),
+		wrong("PUT", "/api/v1/retention/holds"), wrong("GET", "/api/v1/retention/holds/1"),
 		wrong("DELETE", "/api/v1/system/maintenance"), wrong("PUT", "/api/v1/system/maintenance/pop"),
 		wrong("POST", "/api/v1/resources/overview"), wrong("POST", "/api/v1/resources/namespaces"),
 		wrong("POST", "/api/v1/resources/tasks"), wrong("POST", "/api/v1/consumer-groups"),

@@ -66,6 +66,9 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/retention/explain/{queue}", read, s.retentionExplain)
 	s.handle("GET /api/v1/doctor", read, s.doctor)
 	s.handle("POST /api/v1/retention/changes/{queue}/confirm", operator, s.confirmTierChange)
+	s.handle("GET /api/v1/retention/holds", read, s.listHolds)
+	s.handle("POST /api/v1/retention/holds", operator, s.placeHold)
+	s.handle("DELETE /api/v1/retention/holds/{id}", operator, s.releaseHold)
 
 	s.handle("POST /api/v1/traces", write, s.recordTrace)
 	s.handle("GET /api/v1/traces/names", read, s.traceNames)

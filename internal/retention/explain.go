@@ -31,6 +31,11 @@ func (s *Service) Explain(ctx context.Context, queue string) (*api.RetentionExpl
 	if err != nil {
 		return nil, fmt.Errorf("explain retention of %s: %w", queue, err)
 	}
+	holds, err := s.holdBounds(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	x.Bounds = append(x.Bounds, holds...)
 	x.Bounds = append(x.Bounds, s.tierBound(tier.Tier(x.Tier), x.Quarantined))
 	cycle := s.cfg.Interval
 	if enabled && retention > 0 {
@@ -92,4 +97,28 @@ func days(d time.Duration) string {
 		return d.String()
 	}
 	return fmt.Sprintf("%dd%dh", dd, h)
+}
+
+// holdBounds states the queue's active retention holds first: while one
+// stands, no rule after it deletes anything.
+func (s *Service) holdBounds(ctx context.Context, queue string) ([]api.RetentionBound, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, reason, placed_at, placed_by FROM lethe.retention_holds
+		 WHERE queue_name = $1 AND released_at IS NULL ORDER BY id`, queue)
+	if err != nil {
+		return nil, fmt.Errorf("explain retention of %s: read its holds: %w", queue, err)
+	}
+	defer rows.Close()
+	var out []api.RetentionBound
+	for rows.Next() {
+		var id int64
+		var reason, by string
+		var at time.Time
+		if err := rows.Scan(&id, &reason, &at, &by); err != nil {
+			return nil, fmt.Errorf("explain retention of %s: read its holds: %w", queue, err)
+		}
+		out = append(out, api.RetentionBound{Rule: "retentionHold", Deletes: "nothing",
+			Text: fmt.Sprintf("hold %d, placed %s by %s (%s): nothing of the queue is deleted, by any rule below, until it is released",
+				id, at.UTC().Format(time.RFC3339), by, reason)})
+	}
+	return out, rows.Err()
 }

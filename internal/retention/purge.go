@@ -16,6 +16,7 @@ type purgeTarget struct {
 	table, column string
 	cutoff        time.Time
 	deadLetters   bool
+	where         string // more of the predicate (a constant, never input)
 }
 
 // metricsPurge ages out lethe's observability tables on
@@ -34,8 +35,10 @@ func (s *Service) metricsPurge(ctx context.Context, conn *pgx.Conn, now time.Tim
 			purgeTarget{table: "lethe.reclaim_history", column: "executed_at", cutoff: cutoff})
 	}
 	if cutoff, ok := daysBefore(now, s.cfg.DLQRetentionDays); ok {
+		// A queue under a retention hold keeps its dead letters.
 		targets = append(targets, purgeTarget{table: "lethe.dead_letters", column: "failed_at", deadLetters: true,
-			cutoff: cutoff})
+			cutoff: cutoff, where: `AND NOT EXISTS (SELECT 1 FROM lethe.partitions p
+				WHERE p.id = partition_id AND lethe.queue_held(p.queue_id))`})
 	}
 	var errs []error
 	for _, t := range targets {
@@ -57,7 +60,7 @@ func (s *Service) metricsPurge(ctx context.Context, conn *pgx.Conn, now time.Tim
 func (s *Service) purgeTable(ctx context.Context, conn *pgx.Conn, t purgeTarget) (int64, error) {
 	// Table and column names are constants above, never input.
 	sql := fmt.Sprintf(`DELETE FROM %[1]s WHERE id IN (
-		SELECT id FROM %[1]s WHERE %[2]s < $1 ORDER BY %[2]s LIMIT $2)`, t.table, t.column)
+		SELECT id FROM %[1]s WHERE %[2]s < $1 %[3]s ORDER BY %[2]s LIMIT $2)`, t.table, t.column, t.where)
 	var total int64
 	for n := 0; ; n++ {
 		var deleted int64
