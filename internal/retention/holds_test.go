@@ -31,6 +31,10 @@ func TestHoldStopsEveryDeletion(t *testing.T) {
 	if err != nil || !hold.Active || hold.Queue != "held" || hold.PlacedBy != "tester" {
 		t.Fatalf("place hold: %+v, %v", hold, err)
 	}
+	var lossAt *time.Time
+	if err := e.pool.QueryRow(e.ctx, `SELECT min(loss_at) FROM lethe.group_loss WHERE queue_name = 'held'`).Scan(&lossAt); err != nil || lossAt != nil {
+		t.Fatalf("time to loss of the held queue: %v, %v; want none", lossAt, err)
+	}
 	x, err := e.svc.Explain(e.ctx, "held")
 	if err != nil || len(x.Bounds) == 0 || x.Bounds[0].Rule != "retentionHold" || x.Bounds[0].Deletes != "nothing" {
 		t.Fatalf("explain of the held queue: %+v, %v; want the hold first, deleting nothing", x, err)

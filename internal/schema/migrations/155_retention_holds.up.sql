@@ -10,7 +10,8 @@
 --     not dropped (lethe.leaf_pending), and a tier change holds what it
 --     would delete;
 --   * its dead letters are not purged (DLQ_RETENTION_DAYS) and cannot be
---     deleted, and the queue cannot be deleted (the trigger below).
+--     deleted, and the queue cannot be deleted (the trigger below);
+--   * it has no time to loss (lethe.loss_window answers no window).
 -- The dedup sidecar (lethe.txns) still ages out: it holds hashes, not
 -- messages. Rows are kept after release: they are the audit of who held
 -- what, when and why.
@@ -55,6 +56,18 @@ LANGUAGE sql STABLE AS $$
                               WHERE p.id = p_partition AND lethe.queue_held(p.queue_id))
                 THEN 0
                 ELSE (SELECT min(g.next_wanted) FROM lethe.group_positions(p_partition) g) END
+$$;
+
+-- A held queue loses nothing: no time to loss (migration 154's window).
+CREATE OR REPLACE FUNCTION lethe.loss_window(p_queue bigint, OUT window_seconds bigint, OUT rule text)
+LANGUAGE sql STABLE AS $$
+    SELECT w.secs, CASE WHEN w.secs IS NULL THEN NULL
+                        WHEN w.secs = w.evict THEN 'maxWaitTimeSeconds' ELSE 'retentionSeconds' END
+      FROM (SELECT least(r.keep, r.evict) AS secs, r.evict
+              FROM (SELECT CASE WHEN q.retention_enabled AND q.retention_seconds > 0
+                                THEN q.retention_seconds::bigint END AS keep,
+                           CASE WHEN q.max_wait_time_seconds > 0 THEN q.max_wait_time_seconds::bigint END AS evict
+                      FROM lethe.queues q WHERE q.id = p_queue AND NOT lethe.queue_held(q.id)) r) w
 $$;
 
 CREATE FUNCTION lethe.refuse_held_queue_delete() RETURNS trigger
