@@ -128,7 +128,7 @@ func consumeUntilDrained(ctx context.Context, eng *engine.Engine, req engine.Pop
 			return err
 		}
 		if len(resp.Messages) == 0 {
-			if rec.emptyPop(total, spare, perPartition, len(rec.perPart)) {
+			if rec.emptyPop(total, spare, perPartition) {
 				return nil
 			}
 			continue
@@ -176,9 +176,10 @@ func (c *contention) record(msgs []api.Message) error {
 // delivered. The pop was wrong when, at its end, every partition still had
 // more undelivered messages than the other consumers could be holding or
 // taking (spare): work was unleased for its whole duration.
-func (c *contention) emptyPop(total, spare, perPartition, seen int) bool {
+func (c *contention) emptyPop(total, spare, perPartition int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	seen := len(c.perPart)
 	if c.delivered == total {
 		return true
 	}
