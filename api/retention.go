@@ -34,6 +34,9 @@ type RetentionQueueStatus struct {
 	Queue   string           `json:"queue"`
 	Rules   RetentionRules   `json:"rules"`
 	Cutoffs RetentionCutoffs `json:"cutoffs"`
+	// Holds are the queue's active retention holds: while any stands,
+	// every cutoff is null and nothing of the queue is deleted.
+	Holds []int64 `json:"holds"`
 	// Partitions, segments, retained offsets (next offset minus low
 	// watermark) and frame bytes stored.
 	Partitions int   `json:"partitions"`

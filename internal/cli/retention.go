@@ -104,6 +104,9 @@ func (o *retentionStatusOptions) Run(ctx context.Context, w io.Writer) error {
 func printQueueRetention(w io.Writer, q api.RetentionQueueStatus) {
 	fmt.Fprintf(w, "queue %s\n", q.Queue)
 	fmt.Fprintf(w, "  rules       %s\n", retentionRules(q.Rules))
+	if len(q.Holds) > 0 {
+		fmt.Fprintf(w, "  held        by hold %v: nothing of the queue is deleted until released (lethe retention holds)\n", q.Holds)
+	}
 	fmt.Fprintf(w, "  cutoffs     retention %s, completed %s, max wait %s, hashes %s\n",
 		retentionTime(q.Cutoffs.Retention), retentionTime(q.Cutoffs.CompletedRetention), retentionTime(q.Cutoffs.MaxWait),
 		q.Cutoffs.Hashes.Format(time.RFC3339))

@@ -90,6 +90,7 @@ func TestRetentionHoldCommands(t *testing.T) {
 	}
 	wantContains(t, mustLethe(t, "", "retention", "hold", "ticks", s, "--reason", "case 17"), "hold 1 placed on ticks")
 	wantContains(t, mustLethe(t, "", "retention", "holds", s), "ID", "ticks", "active", "case 17")
+	wantContains(t, mustLethe(t, "", "retention", "status", "ticks", s), "held        by hold [1]: nothing of the queue is deleted")
 	clk.Advance(5 * time.Minute)
 	if res, err := srv.Retention.RunCycle(context.Background()); err != nil || res.MaxWait.Frames != 0 {
 		t.Fatalf("cycle under the hold: %+v, %v; want nothing evicted", res.MaxWait, err)

@@ -10,7 +10,8 @@ import (
 )
 
 // actor names who made a request, for the holds' audit: the token's
-// subject, else its role; "anonymous" with authentication off.
+// subject, else its role ("operator" with authentication off, which
+// grants every request that role).
 func actor(r *http.Request) string {
 	id, ok := auth.FromContext(r.Context())
 	switch {

@@ -21,6 +21,9 @@ type QueueStatus struct {
 	Queue   string  `json:"queue"`
 	Rules   Rules   `json:"rules"`
 	Cutoffs Cutoffs `json:"cutoffs"`
+	// Holds are the queue's active retention holds: while any stands,
+	// every cutoff is null and nothing of the queue is deleted.
+	Holds []int64 `json:"holds"`
 	// Partitions, segments, retained offsets (next offset minus low
 	// watermark) and frame bytes stored.
 	Partitions int   `json:"partitions"`
@@ -79,7 +82,9 @@ func (s *Service) Status(ctx context.Context, queue string) (*Status, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT q.name, q.retention_enabled, q.retention_seconds, q.completed_retention_seconds,
 		       q.max_wait_time_seconds, q.dedup_window_seconds,
-		       c.retention_cutoff, c.completed_cutoff, c.evict_cutoff, c.txn_cutoff
+		       c.retention_cutoff, c.completed_cutoff, c.evict_cutoff, c.txn_cutoff,
+		       coalesce((SELECT array_agg(h.id ORDER BY h.id) FROM lethe.retention_holds h
+		                  WHERE h.queue_id = q.id AND h.released_at IS NULL), '{}')
 		  FROM lethe.queues q JOIN lethe.retention_cutoffs($1::timestamptz) c ON c.queue_id = q.id
 		 WHERE $2 = '' OR q.name = $2
 		 ORDER BY q.name`, now, queue)
@@ -90,7 +95,7 @@ func (s *Service) Status(ctx context.Context, queue string) (*Status, error) {
 		var q QueueStatus
 		r, c := &q.Rules, &q.Cutoffs
 		if err := rows.Scan(&q.Queue, &r.RetentionEnabled, &r.RetentionSeconds, &r.CompletedRetentionSeconds,
-			&r.MaxWaitTimeSeconds, &r.DedupWindowSeconds, &c.Retention, &c.CompletedRetention, &c.MaxWait, &c.Hashes); err != nil {
+			&r.MaxWaitTimeSeconds, &r.DedupWindowSeconds, &c.Retention, &c.CompletedRetention, &c.MaxWait, &c.Hashes, &q.Holds); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("retention status: %w", err)
 		}
