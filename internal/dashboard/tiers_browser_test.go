@@ -42,6 +42,26 @@ func TestDashboardTierChangeAndHeldArea(t *testing.T) {
 
 	d.confirmTierChangeFromTheQueuePage()
 	d.heldAreaByMonthMatchesAPI()
+	d.queuePageShowsAHold()
+}
+
+// A queue under a retention hold says so on its page, naming the hold.
+func (d *dash) queuePageShowsAHold() {
+	var h api.RetentionHold
+	d.api.call("POST", "/api/v1/retention/holds", `{"queue":"archive","reason":"audit"}`, http.StatusCreated, &h)
+	d.b.open("queue/archive", "queue")
+	var shown string
+	d.b.eval(`(document.querySelector('[data-held]') || {}).textContent || ''`, &shown)
+	if want := fmt.Sprintf("by hold %d: nothing of this queue is deleted", h.ID); !strings.Contains(shown, want) {
+		d.t.Errorf("the held queue's page says %q, want %q", shown, want)
+	}
+	d.api.call("DELETE", fmt.Sprintf("/api/v1/retention/holds/%d", h.ID), "", http.StatusOK, nil)
+	d.b.refresh("queue")
+	d.b.eval(`(document.querySelector('[data-held]') || {}).textContent || ''`, &shown)
+	if shown != "" {
+		d.t.Errorf("after the release the page still says %q", shown)
+	}
+	d.b.noErrors("a held queue's page")
 }
 
 // seedTiers: queue archive (tier 1w) whose group billing subscribed and

@@ -100,7 +100,11 @@ function retentionPanel(opts, ret) {
       `(retention ${num(plan.retention.frames)}, completed ${num(plan.completedRetention.frames)}, max wait ${num(plan.maxWait.frames)})` +
       (plan.truncated ? ' at least' : '')],
   ];
-  return h('div', { class: 'panel' }, dl,
+  const held = (s.holds || []).length
+    ? h('dl', null, h('dt', null, 'held'), h('dd', { class: 'bad', 'data-held': s.holds.join(',') },
+      `by hold ${s.holds.join(', ')}: nothing of this queue is deleted until released (lethe retention holds)`))
+    : null;
+  return h('div', { class: 'panel' }, dl, held,
     h('dl', null, next.map(([k, v]) => [h('dt', null, k), h('dd', null, v)])));
 }
 
