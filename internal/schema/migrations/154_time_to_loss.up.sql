@@ -22,19 +22,20 @@ LANGUAGE sql STABLE AS $$
           ORDER BY s.base_offset LIMIT 1))
 $$;
 
--- The window after which a queue's rules delete unread data, and which
--- rule it is; NULL when none does. The shorter wins; maxWaitTimeSeconds
--- applies whether retention is enabled or not (lethe.retention_cutoffs).
-CREATE FUNCTION lethe.loss_window(p_queue bigint, OUT window_seconds bigint, OUT rule text)
-LANGUAGE sql STABLE AS $$
-    SELECT w.secs, CASE WHEN w.secs IS NULL THEN NULL
-                        WHEN w.secs = w.evict THEN 'maxWaitTimeSeconds' ELSE 'retentionSeconds' END
-      FROM (SELECT least(r.keep, r.evict) AS secs, r.evict
-              FROM (SELECT CASE WHEN q.retention_enabled AND q.retention_seconds > 0
-                                THEN q.retention_seconds::bigint END AS keep,
-                           CASE WHEN q.max_wait_time_seconds > 0 THEN q.max_wait_time_seconds::bigint END AS evict
-                      FROM lethe.queues q WHERE q.id = p_queue) r) w
-$$;
+-- The window after which each queue's rules delete unread data, and which
+-- rule it is; a queue whose rules delete no unread data has no row. The
+-- shorter wins; maxWaitTimeSeconds applies whether retention is enabled or
+-- not (lethe.retention_cutoffs). A view, not a function called per row:
+-- the planner joins it once per queue.
+CREATE VIEW lethe.loss_windows AS
+SELECT q.id AS queue_id, w.secs AS window_seconds,
+       CASE WHEN w.secs = r.evict THEN 'maxWaitTimeSeconds' ELSE 'retentionSeconds' END AS rule
+  FROM lethe.queues q
+ CROSS JOIN LATERAL (SELECT CASE WHEN q.retention_enabled AND q.retention_seconds > 0
+                                 THEN q.retention_seconds::bigint END AS keep,
+                            CASE WHEN q.max_wait_time_seconds > 0 THEN q.max_wait_time_seconds::bigint END AS evict) r
+ CROSS JOIN LATERAL (SELECT least(r.keep, r.evict) AS secs) w
+ WHERE w.secs IS NOT NULL;
 
 -- lethe.group_lag (migration 100) with, where a group has unread messages
 -- on a partition and its queue a rule that deletes them, when the first of
@@ -46,8 +47,8 @@ SELECT gl.*, lw.rule AS loss_rule,
             THEN lethe.store_judged_at(gl.partition_id, gl.first_unconsumed) + make_interval(secs => lw.window_seconds)
        END AS loss_at
   FROM lethe.group_lag gl
-  LEFT JOIN LATERAL lethe.loss_window(gl.queue_id) lw ON true;
+  LEFT JOIN lethe.loss_windows lw ON lw.queue_id = gl.queue_id;
 
 REVOKE ALL ON lethe.group_loss FROM PUBLIC;
 REVOKE ALL ON FUNCTION lethe.store_judged_at(uuid, bigint) FROM PUBLIC;
-REVOKE ALL ON FUNCTION lethe.loss_window(bigint) FROM PUBLIC;
+REVOKE ALL ON lethe.loss_windows FROM PUBLIC;

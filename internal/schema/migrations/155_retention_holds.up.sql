@@ -11,7 +11,7 @@
 --     would delete;
 --   * its dead letters are not purged (DLQ_RETENTION_DAYS) and cannot be
 --     deleted, and the queue cannot be deleted (the trigger below);
---   * it has no time to loss (lethe.loss_window answers no window).
+--   * it has no time to loss (lethe.loss_windows has no row for it).
 -- The dedup sidecar (lethe.txns) still ages out: it holds hashes, not
 -- messages. Rows are kept after release: they are the audit of who held
 -- what, when and why.
@@ -58,17 +58,16 @@ LANGUAGE sql STABLE AS $$
                 ELSE (SELECT min(g.next_wanted) FROM lethe.group_positions(p_partition) g) END
 $$;
 
--- A held queue loses nothing: no time to loss (migration 154's window).
-CREATE OR REPLACE FUNCTION lethe.loss_window(p_queue bigint, OUT window_seconds bigint, OUT rule text)
-LANGUAGE sql STABLE AS $$
-    SELECT w.secs, CASE WHEN w.secs IS NULL THEN NULL
-                        WHEN w.secs = w.evict THEN 'maxWaitTimeSeconds' ELSE 'retentionSeconds' END
-      FROM (SELECT least(r.keep, r.evict) AS secs, r.evict
-              FROM (SELECT CASE WHEN q.retention_enabled AND q.retention_seconds > 0
-                                THEN q.retention_seconds::bigint END AS keep,
-                           CASE WHEN q.max_wait_time_seconds > 0 THEN q.max_wait_time_seconds::bigint END AS evict
-                      FROM lethe.queues q WHERE q.id = p_queue AND NOT lethe.queue_held(q.id)) r) w
-$$;
+-- A held queue loses nothing: no time to loss (migration 154's windows).
+CREATE OR REPLACE VIEW lethe.loss_windows AS
+SELECT q.id AS queue_id, w.secs AS window_seconds,
+       CASE WHEN w.secs = r.evict THEN 'maxWaitTimeSeconds' ELSE 'retentionSeconds' END AS rule
+  FROM lethe.queues q
+ CROSS JOIN LATERAL (SELECT CASE WHEN q.retention_enabled AND q.retention_seconds > 0
+                                 THEN q.retention_seconds::bigint END AS keep,
+                            CASE WHEN q.max_wait_time_seconds > 0 THEN q.max_wait_time_seconds::bigint END AS evict) r
+ CROSS JOIN LATERAL (SELECT least(r.keep, r.evict) AS secs) w
+ WHERE w.secs IS NOT NULL AND NOT lethe.queue_held(q.id);
 
 CREATE FUNCTION lethe.refuse_held_queue_delete() RETURNS trigger
 LANGUAGE plpgsql AS $$
