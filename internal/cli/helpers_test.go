@@ -10,7 +10,18 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/testserver"
 )
+
+// serveAt starts a replica on a fake clock at t0 and answers it, the clock
+// and the --server flag that points commands at it.
+func serveAt(t *testing.T, t0 time.Time) (*testserver.Server, *clock.Fake, string) {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	srv := testserver.Start(t, testserver.Options{Clock: clk})
+	return srv, clk, "--server=" + srv.URL
+}
 
 // syncBuffer is a bytes.Buffer a running command may write while the test
 // reads it.

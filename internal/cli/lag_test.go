@@ -8,15 +8,11 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
-	"github.com/lethe-mq/lethe/internal/clock"
-	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 func TestLag(t *testing.T) {
 	t.Parallel()
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 0, 0, 0, time.UTC))
-	srv := testserver.Start(t, testserver.Options{Clock: clk})
-	s := "--server=" + srv.URL
+	srv, clk, s := serveAt(t, time.Date(2030, 1, 2, 3, 0, 0, 0, time.UTC))
 	c := newTestClient(t, srv.URL)
 	ctx := context.Background()
 
@@ -58,9 +54,7 @@ func TestLag(t *testing.T) {
 // oldest message a group has not read (leased ones count as unread).
 func TestLagTimeToLoss(t *testing.T) {
 	t.Parallel()
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 0, 0, 0, time.UTC))
-	srv := testserver.Start(t, testserver.Options{Clock: clk})
-	s := "--server=" + srv.URL
+	_, clk, s := serveAt(t, time.Date(2030, 1, 2, 3, 0, 0, 0, time.UTC))
 
 	mustLethe(t, "", "queue", "configure", "ticks", s, "--max-wait-time-seconds", "3600")
 	mustLethe(t, "1\n2\n", "push", "ticks", s)

@@ -6,16 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/retention"
-	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
 func TestRetentionStatusAndHistory(t *testing.T) {
 	t.Parallel()
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	srv := testserver.Start(t, testserver.Options{Clock: clk})
-	s := "--server=" + srv.URL
+	srv, clk, s := serveAt(t, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 
 	mustLethe(t, "", "queue", "configure", "ticks", s, "--max-wait-time-seconds", "60")
 	mustLethe(t, "1\n2\n3\n", "push", "ticks", s)
@@ -51,9 +47,7 @@ func TestRetentionStatusAndHistory(t *testing.T) {
 // lethe pop says on stderr what the group lost unread, once.
 func TestPopTellsTheGap(t *testing.T) {
 	t.Parallel()
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	srv := testserver.Start(t, testserver.Options{Clock: clk})
-	s := "--server=" + srv.URL
+	srv, clk, s := serveAt(t, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 
 	mustLethe(t, "", "queue", "configure", "ticks", s, "--max-wait-time-seconds", "60")
 	mustLethe(t, "1\n2\n3\n", "push", "ticks", s)
@@ -79,9 +73,7 @@ func TestPopTellsTheGap(t *testing.T) {
 // its maxWaitTimeSeconds until released.
 func TestRetentionHoldCommands(t *testing.T) {
 	t.Parallel()
-	clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	srv := testserver.Start(t, testserver.Options{Clock: clk})
-	s := "--server=" + srv.URL
+	srv, clk, s := serveAt(t, time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 
 	mustLethe(t, "", "queue", "configure", "ticks", s, "--max-wait-time-seconds", "60")
 	mustLethe(t, "1\n2\n", "push", "ticks", s)

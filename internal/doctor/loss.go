@@ -19,7 +19,7 @@ const lossListed = 5
 // checkLoss: the one deletion lethe makes of data someone still needs is
 // a retentionSeconds or maxWaitTimeSeconds window passing over messages a
 // group has not read. The doctor names the groups whose time to loss (the
-// view lethe.group_loss, migration 154) is within lossSoon.
+// view lethe.group_loss, migration 155) is within lossSoon.
 func checkLoss(ctx context.Context, q Querier, cfg Config) (string, string, string, error) {
 	rows, err := q.Query(ctx, `
 		SELECT queue_name, group_name, min(loss_at) AS at, max(loss_rule), count(*) OVER ()

@@ -16,7 +16,7 @@ import (
 const maxHoldReason = 1024
 
 // A retention hold stops every deletion of a queue's messages until it is
-// released (migration 155 enforces it in the rules' SQL: cutoffs, the
+// released (migration 154 enforces it in the rules' SQL: cutoffs, the
 // consumed bound the tiers read, the queue's deletion); the engine also
 // refuses deleting the queue or its dead letters before anything goes.
 

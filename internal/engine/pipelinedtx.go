@@ -103,19 +103,33 @@ func (t *pipelinedTx) flush(ctx context.Context) error {
 	return errors.Join(err, br.Close())
 }
 
-func (t *pipelinedTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if t.closed {
-		return pgconn.CommandTag{}, pgx.ErrTxClosed
-	}
+// pipeline sends the preamble and sql in one batch and reads the
+// preamble's results, leaving sql's to the caller; nil (and no error)
+// when there is no preamble, and the caller sends sql alone.
+func (t *pipelinedTx) pipeline(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b, labels := t.preamble()
 	if len(labels) == 0 {
-		return t.conn.Exec(ctx, sql, args...)
+		return nil, nil
 	}
 	b.Queue(sql, args...)
 	br := t.conn.SendBatch(ctx, b)
 	t.sent()
 	if err := readPreamble(br, labels); err != nil {
-		return pgconn.CommandTag{}, errors.Join(err, br.Close())
+		return nil, errors.Join(err, br.Close())
+	}
+	return br, nil
+}
+
+func (t *pipelinedTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if t.closed {
+		return pgconn.CommandTag{}, pgx.ErrTxClosed
+	}
+	br, err := t.pipeline(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	if br == nil {
+		return t.conn.Exec(ctx, sql, args...)
 	}
 	tag, err := br.Exec()
 	return tag, errors.Join(err, br.Close())
@@ -125,15 +139,12 @@ func (t *pipelinedTx) QueryRow(ctx context.Context, sql string, args ...any) pgx
 	if t.closed {
 		return errRow{pgx.ErrTxClosed}
 	}
-	b, labels := t.preamble()
-	if len(labels) == 0 {
-		return t.conn.QueryRow(ctx, sql, args...)
+	br, err := t.pipeline(ctx, sql, args)
+	if err != nil {
+		return errRow{err}
 	}
-	b.Queue(sql, args...)
-	br := t.conn.SendBatch(ctx, b)
-	t.sent()
-	if err := readPreamble(br, labels); err != nil {
-		return errRow{errors.Join(err, br.Close())}
+	if br == nil {
+		return t.conn.QueryRow(ctx, sql, args...)
 	}
 	return batchRow{br: br, row: br.QueryRow()}
 }

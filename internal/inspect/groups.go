@@ -26,7 +26,7 @@ const lagStateSeconds = 300
 // The age of the oldest unconsumed message comes from the storage layer's
 // SQL function lethe.store_time_at (segment granularity, no frame
 // decoding); when that message is lost unread from the view
-// lethe.group_loss (migration 154), which the gauge reads too.
+// lethe.group_loss (migration 155), which the gauge reads too.
 const groupPartitionsSQL = `
 	SELECT l.*,
 	       coalesce(greatest(extract(epoch FROM $1::timestamptz - l.oldest_unconsumed_at), 0)::bigint, 0) AS time_lag_seconds,

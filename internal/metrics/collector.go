@@ -44,7 +44,7 @@ SELECT t.id, t.name, t.partitions, t.depth,
 // subscription start, and nothing below the low watermark counts.
 //
 // With it, when the group first loses unread messages there (the soonest
-// loss_at of lethe.group_loss, migration 154), or NULL.
+// loss_at of lethe.group_loss, migration 155), or NULL.
 const lagSQL = `
 SELECT gl.queue_id, gl.group_name, sum(gl.offset_lag)::bigint AS lag,
        extract(epoch FROM min(gl.loss_at))::float8 AS loss_at

@@ -19,6 +19,28 @@ import (
 // cluster where a later start would trust it. No authentication method it
 // writes is ever used: writeHBA replaces pg_hba.conf before every start.
 func ensureInitialized(ctx context.Context, r *runner, binDir string, l layout, noSync bool, log *slog.Logger) error {
+	return stageDataDir(r, l, "data.initdb", func(staging string) error {
+		step := slowstep.Begin(log, "pgembed: initializing a PostgreSQL cluster (first start)", slowstep.After, "data", l.dataDir())
+		args := []string{"-D", staging, "-U", "postgres", "--auth-local=peer", "--auth-host=reject", "-E", "UTF8", "--no-locale"}
+		if noSync {
+			args = append(args, "--no-sync")
+		}
+		out, err := r.command(ctx, l.root, filepath.Join(binDir, "initdb"), args...).CombinedOutput()
+		step.End()
+		if err != nil {
+			saved := filepath.Join(l.root, "initdb.log")
+			_ = os.WriteFile(saved, out, 0o600)
+			return fmt.Errorf("pgembed: initdb failed (%v): %s (full output in %s)", err, keyLine(string(out)), saved)
+		}
+		return nil
+	})
+}
+
+// stageDataDir makes the data folder, unless it already holds a cluster,
+// by having fill write a staging folder (name, under the root) that is
+// renamed into place only when fill succeeds: a run killed halfway never
+// leaves a half-made cluster where a later start would trust it.
+func stageDataDir(r *runner, l layout, name string, fill func(staging string) error) error {
 	data := l.dataDir()
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err == nil {
 		return nil
@@ -26,7 +48,7 @@ func ensureInitialized(ctx context.Context, r *runner, binDir string, l layout, 
 	if _, err := os.Stat(data); err == nil {
 		return fmt.Errorf("pgembed: %s exists but is not a PostgreSQL data directory (no PG_VERSION); move it away", data)
 	}
-	staging := filepath.Join(l.root, "data.initdb")
+	staging := filepath.Join(l.root, name)
 	if err := os.RemoveAll(staging); err != nil {
 		return fmt.Errorf("pgembed: remove leftover %s: %w", staging, err)
 	}
@@ -35,17 +57,8 @@ func ensureInitialized(ctx context.Context, r *runner, binDir string, l layout, 
 	if err := r.privateDir(staging); err != nil {
 		return fmt.Errorf("pgembed: %w", err)
 	}
-	step := slowstep.Begin(log, "pgembed: initializing a PostgreSQL cluster (first start)", slowstep.After, "data", data)
-	args := []string{"-D", staging, "-U", "postgres", "--auth-local=peer", "--auth-host=reject", "-E", "UTF8", "--no-locale"}
-	if noSync {
-		args = append(args, "--no-sync")
-	}
-	out, err := r.command(ctx, l.root, filepath.Join(binDir, "initdb"), args...).CombinedOutput()
-	step.End()
-	if err != nil {
-		saved := filepath.Join(l.root, "initdb.log")
-		_ = os.WriteFile(saved, out, 0o600)
-		return fmt.Errorf("pgembed: initdb failed (%v): %s (full output in %s)", err, keyLine(string(out)), saved)
+	if err := fill(staging); err != nil {
+		return err
 	}
 	if err := os.Rename(staging, data); err != nil {
 		return fmt.Errorf("pgembed: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -13,35 +12,20 @@ import (
 
 // ensureStandbyCopy makes the data folder a copy of the running primary
 // (pg_basebackup over its Unix socket, -R: the copy starts as its
-// streaming standby) unless it already holds a cluster. As with initdb, the
-// copy lands in a staging folder renamed into place only when complete.
+// streaming standby) unless it already holds a cluster, staged as initdb's
+// is.
 func ensureStandbyCopy(ctx context.Context, r *runner, binDir string, l layout, primary *Cluster, log *slog.Logger) error {
-	data := l.dataDir()
-	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err == nil {
+	return stageDataDir(r, l, "data.basebackup", func(staging string) error {
+		step := slowstep.Begin(log, "pgembed: copying the primary for a standby", slowstep.After, "data", l.dataDir())
+		out, err := r.command(ctx, l.root, filepath.Join(binDir, "pg_basebackup"),
+			"-h", primary.layout.sockDir, "-p", strconv.Itoa(primary.port), "-U", "postgres",
+			"-D", staging, "-R", "-X", "stream", "-c", "fast").CombinedOutput()
+		step.End()
+		if err != nil {
+			return fmt.Errorf("pgembed: pg_basebackup failed (%v): %s; the primary needs Config.Replication", err, keyLine(string(out)))
+		}
 		return nil
-	}
-	if _, err := os.Stat(data); err == nil {
-		return fmt.Errorf("pgembed: %s exists but is not a PostgreSQL data directory (no PG_VERSION); move it away", data)
-	}
-	staging := filepath.Join(l.root, "data.basebackup")
-	if err := os.RemoveAll(staging); err != nil {
-		return fmt.Errorf("pgembed: remove leftover %s: %w", staging, err)
-	}
-	if err := r.privateDir(staging); err != nil {
-		return fmt.Errorf("pgembed: %w", err)
-	}
-	step := slowstep.Begin(log, "pgembed: copying the primary for a standby", slowstep.After, "data", data)
-	out, err := r.command(ctx, l.root, filepath.Join(binDir, "pg_basebackup"),
-		"-h", primary.layout.sockDir, "-p", strconv.Itoa(primary.port), "-U", "postgres",
-		"-D", staging, "-R", "-X", "stream", "-c", "fast").CombinedOutput()
-	step.End()
-	if err != nil {
-		return fmt.Errorf("pgembed: pg_basebackup failed (%v): %s; the primary needs Config.Replication", err, keyLine(string(out)))
-	}
-	if err := os.Rename(staging, data); err != nil {
-		return fmt.Errorf("pgembed: %w", err)
-	}
-	return nil
+	})
 }
 
 // Promote ends a standby's recovery: it becomes a primary that takes

@@ -1,8 +1,9 @@
 -- Retention holds: an operator stops every deletion of a queue's messages
 -- (a legal hold, an investigation) until the hold is released. While a
 -- queue has an active hold:
---   * no seconds rule applies to it: lethe.retention_cutoffs answers NULL
---     cutoffs for it (retentionSeconds, completedRetentionSeconds,
+--   * no seconds rule applies to it: lethe.queue_windows, which
+--     lethe.retention_cutoffs reads, answers NULL windows for it
+--     (retentionSeconds, completedRetentionSeconds,
 --     maxWaitTimeSeconds);
 --   * its consumed bound is 0 (lethe.completed_bound): every message
 --     counts as wanted, so a tier check moves its segments to the held
@@ -11,7 +12,7 @@
 --     would delete;
 --   * its dead letters are not purged (DLQ_RETENTION_DAYS) and cannot be
 --     deleted, and the queue cannot be deleted (the trigger below);
---   * it has no time to loss (lethe.loss_windows has no row for it).
+--   * it has no time to loss (migration 155 reads the same windows).
 -- The dedup sidecar (lethe.txns) still ages out: it holds hashes, not
 -- messages. Rows are kept after release: they are the audit of who held
 -- what, when and why.
@@ -34,20 +35,34 @@ LANGUAGE sql STABLE AS $$
     SELECT EXISTS (SELECT 1 FROM lethe.retention_holds h WHERE h.queue_id = p_queue AND h.released_at IS NULL)
 $$;
 
+-- Each queue's rule windows in seconds, defined once: NULL is a rule that
+-- is off, and every rule is off while the queue is held.
+-- lethe.retention_cutoffs (the sweep, its dry run and the status) and the
+-- time to loss (lethe.group_loss, migration 155) read it.
+CREATE VIEW lethe.queue_windows AS
+SELECT q.id AS queue_id, q.name AS queue_name,
+       CASE WHEN q.retention_enabled AND q.retention_seconds > 0 AND NOT h.held
+            THEN q.retention_seconds::bigint END AS retention_seconds,
+       CASE WHEN q.retention_enabled AND q.completed_retention_seconds > 0 AND NOT h.held
+            THEN q.completed_retention_seconds::bigint END AS completed_seconds,
+       CASE WHEN q.max_wait_time_seconds > 0 AND NOT h.held
+            THEN q.max_wait_time_seconds::bigint END AS evict_seconds,
+       greatest(q.dedup_window_seconds, q.completed_retention_seconds, 900)::bigint AS txn_seconds
+  FROM lethe.queues q
+ CROSS JOIN LATERAL (SELECT lethe.queue_held(q.id) AS held) h;
+
+-- Migration 010's cutoffs, now read off the windows (a NULL window gives a
+-- NULL cutoff).
 CREATE OR REPLACE FUNCTION lethe.retention_cutoffs(p_now timestamptz)
 RETURNS TABLE (queue_id bigint, queue_name text, retention_cutoff timestamptz,
                completed_cutoff timestamptz, evict_cutoff timestamptz, txn_cutoff timestamptz)
 LANGUAGE sql STABLE AS $$
-    SELECT q.id, q.name,
-           CASE WHEN q.retention_enabled AND q.retention_seconds > 0 AND NOT h.held
-                THEN p_now - make_interval(secs => q.retention_seconds) END,
-           CASE WHEN q.retention_enabled AND q.completed_retention_seconds > 0 AND NOT h.held
-                THEN p_now - make_interval(secs => q.completed_retention_seconds) END,
-           CASE WHEN q.max_wait_time_seconds > 0 AND NOT h.held
-                THEN p_now - make_interval(secs => q.max_wait_time_seconds) END,
-           p_now - make_interval(secs => greatest(q.dedup_window_seconds, q.completed_retention_seconds, 900))
-      FROM lethe.queues q
-     CROSS JOIN LATERAL (SELECT lethe.queue_held(q.id) AS held) h
+    SELECT w.queue_id, w.queue_name,
+           p_now - make_interval(secs => w.retention_seconds),
+           p_now - make_interval(secs => w.completed_seconds),
+           p_now - make_interval(secs => w.evict_seconds),
+           p_now - make_interval(secs => w.txn_seconds)
+      FROM lethe.queue_windows w
 $$;
 
 CREATE OR REPLACE FUNCTION lethe.completed_bound(p_partition uuid) RETURNS bigint
@@ -57,17 +72,6 @@ LANGUAGE sql STABLE AS $$
                 THEN 0
                 ELSE (SELECT min(g.next_wanted) FROM lethe.group_positions(p_partition) g) END
 $$;
-
--- A held queue loses nothing: no time to loss (migration 154's windows).
-CREATE OR REPLACE VIEW lethe.loss_windows AS
-SELECT q.id AS queue_id, w.secs AS window_seconds,
-       CASE WHEN w.secs = r.evict THEN 'maxWaitTimeSeconds' ELSE 'retentionSeconds' END AS rule
-  FROM lethe.queues q
- CROSS JOIN LATERAL (SELECT CASE WHEN q.retention_enabled AND q.retention_seconds > 0
-                                 THEN q.retention_seconds::bigint END AS keep,
-                            CASE WHEN q.max_wait_time_seconds > 0 THEN q.max_wait_time_seconds::bigint END AS evict) r
- CROSS JOIN LATERAL (SELECT least(r.keep, r.evict) AS secs) w
- WHERE w.secs IS NOT NULL AND NOT lethe.queue_held(q.id);
 
 CREATE FUNCTION lethe.refuse_held_queue_delete() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -82,4 +86,5 @@ CREATE TRIGGER queues_refuse_held_delete BEFORE DELETE ON lethe.queues
     FOR EACH ROW EXECUTE FUNCTION lethe.refuse_held_queue_delete();
 
 REVOKE ALL ON FUNCTION lethe.queue_held(bigint) FROM PUBLIC;
+REVOKE ALL ON lethe.queue_windows FROM PUBLIC;
 REVOKE ALL ON FUNCTION lethe.refuse_held_queue_delete() FROM PUBLIC;

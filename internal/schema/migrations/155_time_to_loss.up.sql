@@ -22,33 +22,24 @@ LANGUAGE sql STABLE AS $$
           ORDER BY s.base_offset LIMIT 1))
 $$;
 
--- The window after which each queue's rules delete unread data, and which
--- rule it is; a queue whose rules delete no unread data has no row. The
--- shorter wins; maxWaitTimeSeconds applies whether retention is enabled or
--- not (lethe.retention_cutoffs). A view, not a function called per row:
--- the planner joins it once per queue.
-CREATE VIEW lethe.loss_windows AS
-SELECT q.id AS queue_id, w.secs AS window_seconds,
-       CASE WHEN w.secs = r.evict THEN 'maxWaitTimeSeconds' ELSE 'retentionSeconds' END AS rule
-  FROM lethe.queues q
- CROSS JOIN LATERAL (SELECT CASE WHEN q.retention_enabled AND q.retention_seconds > 0
-                                 THEN q.retention_seconds::bigint END AS keep,
-                            CASE WHEN q.max_wait_time_seconds > 0 THEN q.max_wait_time_seconds::bigint END AS evict) r
- CROSS JOIN LATERAL (SELECT least(r.keep, r.evict) AS secs) w
- WHERE w.secs IS NOT NULL;
-
 -- lethe.group_lag (migration 100) with, where a group has unread messages
 -- on a partition and its queue a rule that deletes them, when the first of
 -- them is lost (loss_at), and that rule (loss_rule, also where nothing is
--- unread).
+-- unread). The window is the shorter of the queue's retention and eviction
+-- windows (lethe.queue_windows, migration 154: none while it is held);
+-- eviction wins a tie, as in lethe.retention_rule. Joined once per queue.
 CREATE VIEW lethe.group_loss AS
-SELECT gl.*, lw.rule AS loss_rule,
-       CASE WHEN gl.offset_lag > 0 AND lw.window_seconds IS NOT NULL
-            THEN lethe.store_judged_at(gl.partition_id, gl.first_unconsumed) + make_interval(secs => lw.window_seconds)
+SELECT gl.*, w.rule AS loss_rule,
+       CASE WHEN gl.offset_lag > 0 AND w.secs IS NOT NULL
+            THEN lethe.store_judged_at(gl.partition_id, gl.first_unconsumed) + make_interval(secs => w.secs)
        END AS loss_at
   FROM lethe.group_lag gl
-  LEFT JOIN lethe.loss_windows lw ON lw.queue_id = gl.queue_id;
+  LEFT JOIN (SELECT qw.queue_id, least(qw.retention_seconds, qw.evict_seconds) AS secs,
+                    CASE WHEN qw.evict_seconds <= coalesce(qw.retention_seconds, qw.evict_seconds)
+                         THEN 'maxWaitTimeSeconds' ELSE 'retentionSeconds' END AS rule
+               FROM lethe.queue_windows qw
+              WHERE qw.retention_seconds IS NOT NULL OR qw.evict_seconds IS NOT NULL) w
+         ON w.queue_id = gl.queue_id;
 
 REVOKE ALL ON lethe.group_loss FROM PUBLIC;
 REVOKE ALL ON FUNCTION lethe.store_judged_at(uuid, bigint) FROM PUBLIC;
-REVOKE ALL ON lethe.loss_windows FROM PUBLIC;
