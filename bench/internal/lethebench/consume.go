@@ -3,6 +3,7 @@ package lethebench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,7 @@ func drain(ctx context.Context, env *Env, bl backlog, groups int) error {
 	// Empty pops while the backlog lasts are pops that found every
 	// partition with work leased (issue 13: they were 73% in one run).
 	var pops, empty atomic.Int64
+	cores := env.coresFrom(time.Now())
 	out := meter.Run(ctx, meter.Spec{
 		Name: fmt.Sprintf("lethe %s %s", scenarioShort(groups), payload.Label(size)),
 		Unit: "msg", Workers: workers, Duration: env.Plan.DrainLimit,
@@ -77,14 +79,15 @@ func drain(ctx context.Context, env *Env, bl backlog, groups int) error {
 		}
 		return len(msgs), nil
 	})
+	busy := cores().String(runtime.NumCPU())
 	r := result.Result{
 		Key: key, System: result.Lethe, Scenario: scenario, Label: label, Payload: size,
 		Batch: consumeBatch, Clients: workers, Partitions: bl.Partitions, Groups: groups, Unit: unit,
 		Ceiling: fmt.Sprintf("ceiling/segment-read/%d", size),
 	}.FromOutcome(out)
 	r.PeakRSSMiB = env.peakMiB()
-	r.Notes = fmt.Sprintf("%s; %s of %s pops empty", drainNote(out, groups*bl.Frames),
-		meter.Group(empty.Load()), meter.Group(pops.Load()))
+	r.Notes = fmt.Sprintf("%s; %s of %s pops empty; %s", drainNote(out, groups*bl.Frames),
+		meter.Group(empty.Load()), meter.Group(pops.Load()), busy)
 	env.Sink.Add(r)
 	return nil
 }
