@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/internal/pgembed"
+	"github.com/lethe-mq/lethe/internal/pguuid"
 	"github.com/lethe-mq/lethe/internal/schema"
 	"github.com/lethe-mq/lethe/internal/slowstep"
 )
@@ -35,6 +36,7 @@ func (a *App) openDatabase(ctx context.Context) error {
 		return fmt.Errorf("DATABASE_URL: %w", err) // pgx leaves the password out
 	}
 	pcfg.MaxConns = int32(a.Config.PoolSize)
+	pcfg.AfterConnect = pguuid.AfterConnect
 	if a.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return fmt.Errorf("connect to PostgreSQL: %w", err)
 	}

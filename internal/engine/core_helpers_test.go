@@ -15,6 +15,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/pguuid"
 	"github.com/lethe-mq/lethe/internal/schema"
 	"github.com/lethe-mq/lethe/internal/store"
 )
@@ -51,6 +52,7 @@ func newCoreEnvPool(t *testing.T, cfg engine.Config, poolCfg func(*pgxpool.Confi
 		t.Fatal(err)
 	}
 	pcfg.MaxConns = 10
+	pcfg.AfterConnect = pguuid.AfterConnect // as the app's pool
 	if poolCfg != nil {
 		poolCfg(pcfg)
 	}

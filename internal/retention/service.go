@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lethe-mq/lethe/internal/pguuid"
 )
 
 // Service runs the maintenance loop of one replica. Several replicas may
@@ -120,6 +122,7 @@ func (s *Service) connection(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("retention: open the loop's connection (within %v): %w", s.cfg.ConnectTimeout, err)
 	}
+	pguuid.Register(conn.TypeMap())
 	s.conn = conn
 	return conn, nil
 }
