@@ -52,4 +52,19 @@ func TestPrometheusLossTimeMatchesTheAPI(t *testing.T) {
 			t.Errorf("API lossAt of one on lag = %v, want the gauge's %v", g.LossAt, want)
 		}
 	}
+
+	// The loss times are read at most once a minute: one consuming all it
+	// had left shows in the lag at once, in the loss time at the next read.
+	consume(t, s.URL, "one", "p0", 1)
+	prom = scrape(t, s.URL+"/metrics")
+	lag := `lethe_queue_lag_messages{group="one",queue="lag"}`
+	if got, ok := prom[series]; !ok || got != want || prom[lag] != 0 {
+		t.Errorf("within the minute: %s = %v (present %v), %s = %v; want the last loss time read (%v) and lag 0",
+			series, got, ok, lag, prom[lag], want)
+	}
+	clk.Advance(time.Minute)
+	prom = scrape(t, s.URL+"/metrics")
+	if v, ok := prom[series]; ok {
+		t.Errorf("a minute later %s = %v, want no series: one has nothing unread", series, v)
+	}
 }

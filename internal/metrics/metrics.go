@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/engine"
 )
 
@@ -39,6 +40,9 @@ type Config struct {
 	Logger         *slog.Logger
 	MaxQueueLabels int
 	MaxQueueSeries int
+	// Clock times the loss-time cache of the queue gauges; nil is the real
+	// clock.
+	Clock clock.Clock
 }
 
 // Metrics is one replica's registry and instruments.
@@ -117,7 +121,7 @@ func New(cfg Config) *Metrics {
 		m.pushed, m.delivered, m.acks, m.unreadable, m.expired, m.gaps, m.failed, m.duration, m.groups,
 	)
 	if cfg.Pool != nil {
-		m.reg.MustRegister(newDBCollector(cfg.Pool, cmp.Or(cfg.Logger, slog.Default()), cmp.Or(cfg.MaxQueueSeries, MaxQueueSeriesDefault)))
+		m.reg.MustRegister(newDBCollector(cfg.Pool, cmp.Or(cfg.Logger, slog.Default()), cmp.Or[clock.Clock](cfg.Clock, clock.Real{}), cmp.Or(cfg.MaxQueueSeries, MaxQueueSeriesDefault)))
 	}
 	return m
 }
