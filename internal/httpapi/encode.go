@@ -9,10 +9,11 @@ import (
 	"github.com/lethe-mq/lethe/api"
 )
 
-// The two hottest answers, push results and pop responses, are encoded by
-// hand: encoding/json re-validates and compacts every json.RawMessage
-// payload, a full scan of each message that profiles showed as the largest
-// cost of a pop. Payloads come from storage, where only valid JSON is
+// The hottest answers, push results, pop responses and ack results, are
+// encoded by hand: encoding/json re-validates and compacts every
+// json.RawMessage payload, a full scan of each message that profiles showed
+// as the largest cost of a pop, and its reflection was 6% of the CPU of
+// popping and acking. Payloads come from storage, where only valid JSON is
 // written, so they are copied verbatim. encode_test.go checks the output
 // against encoding/json.
 
@@ -39,6 +40,35 @@ func appendPushResults(b []byte, rs []api.PushResult) []byte {
 		b = appendField(b, "trace_id", r.TraceID, true)
 		b = appendField(b, "queueName", r.QueueName, false)
 		b = appendField(b, "error", r.Error, true)
+		b = append(b, '}')
+	}
+	return append(b, ']', '\n')
+}
+
+// appendAckResults writes rs byte for byte as json.NewEncoder(w).Encode(rs)
+// does, newline included.
+func appendAckResults(b []byte, rs []api.AckResult) []byte {
+	if rs == nil {
+		return append(b, "null\n"...)
+	}
+	b = append(b, '[')
+	for i := range rs {
+		r := &rs[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(r.Index), 10)
+		b = appendField(b, "transactionId", r.TransactionID, false)
+		b = append(b, `,"success":`...)
+		b = strconv.AppendBool(b, r.Success)
+		b = appendField(b, "error", r.Error, true)
+		b = appendField(b, "queueName", r.QueueName, true)
+		b = appendField(b, "partitionName", r.PartitionName, true)
+		b = append(b, `,"leaseReleased":`...)
+		b = strconv.AppendBool(b, r.LeaseReleased)
+		b = append(b, `,"dlq":`...)
+		b = strconv.AppendBool(b, r.DLQ)
 		b = append(b, '}')
 	}
 	return append(b, ']', '\n')

@@ -57,6 +57,56 @@ func TestPushResultsEncodingMatchesStdlib(t *testing.T) {
 	sameJSON(t, appendPushResults(nil, rs), std)
 }
 
+// stdlibEncoding is what writeJSON sends for v.
+func stdlibEncoding(t *testing.T, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestAckResultsEncodingIsStdlibsByteForByte(t *testing.T) {
+	t.Parallel()
+	odd := []string{"", "plain", `quote " and backslash \`, "control \x00\x01\x1f\t\n\r\b\f\x7f",
+		"html <script>&amp;</script>", "non-ASCII é€𝄞", "separators \u2028 \u2029", "bad UTF-8 \xff\xc3 \xed\xa0\x80"}
+	var rs []api.AckResult
+	for i, s := range odd {
+		rs = append(rs, api.AckResult{Index: i, TransactionID: s, Success: i%2 == 0, Error: s,
+			QueueName: odd[(i+1)%len(odd)], PartitionName: odd[(i+2)%len(odd)], LeaseReleased: i%3 == 0, DLQ: i%4 == 1})
+	}
+	rs = append(rs,
+		api.AckResult{}, // every omitempty field empty
+		api.AckResult{Index: 1 << 40, TransactionID: "t", Success: true, QueueName: "q", PartitionName: "Default", LeaseReleased: true},
+		api.AckResult{Index: -1, Error: "lease gone", DLQ: true},
+	)
+	for _, batch := range [][]api.AckResult{rs, rs[:1], {}, nil} {
+		want := stdlibEncoding(t, batch)
+		if got := appendAckResults(nil, batch); !bytes.Equal(got, want) {
+			t.Fatalf("appendAckResults\n got %q\nwant %q", got, want)
+		}
+	}
+}
+
+// FuzzAckResultsMatchStdlib checks every field of an ack answer, and that
+// appending keeps what the buffer held.
+func FuzzAckResultsMatchStdlib(f *testing.F) {
+	f.Add(0, "t", "", "q", "Default", true, true, false)
+	f.Add(7, "<&>\u2028", "\xff\\\"", "", "é", false, false, true)
+	f.Fuzz(func(t *testing.T, index int, txn, errText, queue, partition string, success, released, dlq bool) {
+		rs := []api.AckResult{
+			{Index: index, TransactionID: txn, Success: success, Error: errText, QueueName: queue,
+				PartitionName: partition, LeaseReleased: released, DLQ: dlq},
+			{Index: index + 1, TransactionID: errText, Error: txn, QueueName: partition, PartitionName: queue},
+		}
+		want := stdlibEncoding(t, rs)
+		if got := appendAckResults([]byte("x"), rs); !bytes.Equal(got, append([]byte("x"), want...)) {
+			t.Fatalf("appendAckResults\n got %q\nwant x%q", got, want)
+		}
+	})
+}
+
 // FuzzPopResponseMatchesStdlib checks the whole pop answer: every string
 // field, the nullable ones (traceId, producerSub: null when empty), the
 // omitted-when-empty ones and the numbers.

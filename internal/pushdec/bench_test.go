@@ -74,3 +74,50 @@ func TestBenchBodyMatchesStdlib(t *testing.T) {
 		t.Fatalf("payload is %d bytes, want about 1 KiB", n)
 	}
 }
+
+// ackBody builds an ack batch of n acks shaped like the acks of one pop:
+// UUID transaction ids, and one partition and lease for all of them.
+func ackBody(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"consumerGroup":"g","acknowledgments":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"transactionId":"0195f6c2-7d1e-7a3b-9c4d-%012d","partitionId":"0195f6c1-0a2b-7c3d-8e4f-5a6b7c8d9e0f",`+
+			`"leaseId":"0195f6c3-1b2c-7d3e-9f40-6b7c8d9e0f1a","status":"completed"}`, i)
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+var ackBenchBody = ackBody(100)
+
+func BenchmarkDecodeAckBatch(b *testing.B) {
+	b.SetBytes(int64(len(ackBenchBody)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeAckBatch(ackBenchBody); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStdlibAckBatch(b *testing.B) {
+	b.SetBytes(int64(len(ackBenchBody)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var req api.AckBatchRequest
+		if err := json.Unmarshal(ackBenchBody, &req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestAckBenchBodyMatchesStdlib(t *testing.T) {
+	t.Parallel()
+	req, ok := requireAckSameAsStdlib(t, ackBenchBody)
+	if !ok || len(req.Acknowledgments) != 100 || len(req.Acknowledgments[0].TransactionID) != 36 {
+		t.Fatalf("DecodeAckBatch(ackBenchBody) = %d acks, want 100 with 36-byte transaction ids", len(req.Acknowledgments))
+	}
+}

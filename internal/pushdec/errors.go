@@ -1,23 +1,24 @@
 package pushdec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
 )
 
-// ErrSyntax is wrapped by every error Decode returns, whether the body is not
-// JSON at all, is JSON of the wrong shape or holds a value PostgreSQL cannot
-// store, so the HTTP layer can answer all of them with 400 by checking
-// errors.Is(err, ErrSyntax).
-var ErrSyntax = errors.New("invalid push body")
+// ErrSyntax is wrapped by every error Decode and DecodeAckBatch return,
+// whether the body is not JSON at all, is JSON of the wrong shape or holds a
+// value PostgreSQL cannot store, so the HTTP layer can answer all of them
+// with 400 by checking errors.Is(err, ErrSyntax).
+var ErrSyntax = errors.New("invalid push or ack batch body")
 
-// Error says what is wrong with a push body and where.
+// Error says what is wrong with a push or ack batch body and where.
 type Error struct {
 	// Offset is the 0-based byte offset in the body where the problem is.
 	Offset int
-	// Path names the value being decoded, like "items[3].payload"; empty for
-	// the body itself.
+	// Path names the value being decoded, like "items[3].payload" or
+	// "acknowledgments[0].leaseId"; empty for the body itself.
 	Path string
 	// Reason says what is wrong, like "unexpected end of input".
 	Reason string
@@ -27,6 +28,8 @@ type Error struct {
 	// Unstorable is true when the body holds a value PostgreSQL cannot
 	// store (see Decode); encoding/json would have accepted it.
 	Unstorable bool
+
+	body string // what the body is ("push body"), named when Path is empty
 }
 
 func (e *Error) Error() string {
@@ -38,7 +41,7 @@ func (e *Error) Error() string {
 	}
 	path := e.Path
 	if path == "" {
-		path = "push body"
+		path = cmp.Or(e.body, "request body")
 	}
 	return fmt.Sprintf("%s %s (at byte %d)", path, e.Reason, e.Offset)
 }
@@ -48,12 +51,12 @@ func (e *Error) Unwrap() error { return ErrSyntax }
 
 // malformed reports invalid JSON at off.
 func (d *decoder) malformed(off int, reason string) error {
-	return &Error{Offset: off, Path: d.path(), Reason: reason, Malformed: true}
+	return &Error{Offset: off, Path: d.path(), Reason: reason, Malformed: true, body: d.body}
 }
 
 // unstorable reports a well-formed value at off that cannot be stored.
 func (d *decoder) unstorable(off int, reason string) error {
-	return &Error{Offset: off, Path: d.path(), Reason: reason, Unstorable: true}
+	return &Error{Offset: off, Path: d.path(), Reason: reason, Unstorable: true, body: d.body}
 }
 
 // unexpectedEnd reports a body that stops in the middle of a value.
@@ -80,7 +83,7 @@ func (d *decoder) wrongType(off int, want string) error {
 	if got == "" {
 		return d.invalidChar(off, "looking for beginning of value")
 	}
-	return &Error{Offset: off, Path: d.path(), Reason: "must be " + want + ", got " + got}
+	return &Error{Offset: off, Path: d.path(), Reason: "must be " + want + ", got " + got, body: d.body}
 }
 
 // kindOf names the JSON kind of the value starting with c, or "" if no value
@@ -107,7 +110,7 @@ func kindOf(c byte) string {
 func (d *decoder) path() string {
 	var p string
 	if d.index >= 0 {
-		p = "items[" + strconv.Itoa(d.index) + "]"
+		p = d.array + "[" + strconv.Itoa(d.index) + "]"
 	}
 	if d.keyEnd > d.keyStart {
 		key := d.buf[d.keyStart:d.keyEnd]

@@ -26,3 +26,18 @@ func ExampleDecode() {
 	// items[1].queue must be a string, got number (at byte 38)
 	// true
 }
+
+func ExampleDecodeAckBatch() {
+	body := []byte(`{"consumerGroup":"billing","acknowledgments":[{"transactionId":"t1","partitionId":"p","status":"completed"}]}`)
+	req, err := pushdec.DecodeAckBatch(body)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(req.ConsumerGroup, req.Acknowledgments[0].TransactionID, req.Acknowledgments[0].Status)
+
+	_, err = pushdec.DecodeAckBatch([]byte(`{"acknowledgments":[{"transactionId":"t1"},{"leaseId":7}]}`))
+	fmt.Println(err)
+	// Output:
+	// billing t1 completed
+	// acknowledgments[1].leaseId must be a string, got number (at byte 54)
+}

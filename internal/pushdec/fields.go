@@ -1,6 +1,6 @@
 package pushdec
 
-// field is a member of a push body that the decoder fills.
+// field is a member of a push or ack batch body that the decoder fills.
 type field int
 
 const (
@@ -11,6 +11,12 @@ const (
 	fieldPayload
 	fieldTransactionID
 	fieldTraceID
+	fieldAcknowledgments
+	fieldConsumerGroup
+	fieldPartitionID
+	fieldLeaseID
+	fieldStatus
+	fieldError
 )
 
 // fieldName is a JSON key (as in api's struct tags) and its folded form.
@@ -33,6 +39,18 @@ var (
 		newFieldName("transactionId", fieldTransactionID),
 		newFieldName("traceId", fieldTraceID),
 	}
+	ackBatchFields = []fieldName{
+		newFieldName("consumerGroup", fieldConsumerGroup),
+		newFieldName("acknowledgments", fieldAcknowledgments),
+	}
+	ackFields = []fieldName{
+		newFieldName("transactionId", fieldTransactionID),
+		newFieldName("partitionId", fieldPartitionID),
+		newFieldName("leaseId", fieldLeaseID),
+		newFieldName("status", fieldStatus),
+		newFieldName("consumerGroup", fieldConsumerGroup),
+		newFieldName("error", fieldError),
+	}
 )
 
 // itemField names the PushItem field a raw key (between the quotes, escapes
@@ -53,6 +71,27 @@ func itemField(key []byte, escaped bool) field {
 		}
 	}
 	return lookupField(key, escaped, itemFields)
+}
+
+// ackField names the AckRequest field a raw key decodes into.
+func ackField(key []byte, escaped bool) field {
+	if !escaped {
+		switch string(key) {
+		case "transactionId":
+			return fieldTransactionID
+		case "partitionId":
+			return fieldPartitionID
+		case "leaseId":
+			return fieldLeaseID
+		case "status":
+			return fieldStatus
+		case "consumerGroup":
+			return fieldConsumerGroup
+		case "error":
+			return fieldError
+		}
+	}
+	return lookupField(key, escaped, ackFields)
 }
 
 // lookupField matches a raw key against fields like encoding/json: an exact

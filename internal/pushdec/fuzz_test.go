@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/validate"
 )
 
@@ -105,55 +104,67 @@ func FuzzDecodeMatchesStdlib(f *testing.F) {
 	})
 }
 
-// requireSameAsStdlib fails t unless Decode and json.Unmarshal agree on body,
-// but for one documented difference: Decode refuses a well-formed body that
-// validate.Storable, a separate scanner, also refuses.
+// requireSameAsStdlib fails t unless Decode and json.Unmarshal agree on body
+// (see requireMatchesStdlib), and checks that payloads cannot be appended to.
 func requireSameAsStdlib(t *testing.T, body []byte) {
 	t.Helper()
-	original := bytes.Clone(body)
-	got, err := Decode(body)
-	var want api.PushRequest
-	wantErr := json.Unmarshal(body, &want)
-	if !bytes.Equal(body, original) {
-		t.Fatalf("Decode modified its input")
-	}
-
-	if wantErr == nil && string(bytes.Trim(body, " \t\r\n")) == "null" {
-		// The one documented difference: a bare null is not a push.
-		if err == nil {
-			t.Fatalf("Decode(%q) accepted a bare null", body)
-		}
+	got, ok := requireMatchesStdlib(t, body, Decode)
+	if !ok {
 		return
-	}
-	var decErr *Error
-	if err != nil && (!errors.Is(err, ErrSyntax) || !errors.As(err, &decErr)) {
-		t.Fatalf("Decode(%q) error %v does not wrap ErrSyntax as an *Error", body, err)
-	}
-	storable := json.Valid(body) && validate.Storable(body) == nil
-	switch {
-	case err == nil && wantErr != nil:
-		t.Fatalf("Decode(%q) accepted what encoding/json refuses: %v", body, wantErr)
-	case err == nil && !storable:
-		t.Fatalf("Decode(%q) accepted what validate.Storable refuses: %v", body, validate.Storable(body))
-	case err != nil && wantErr == nil && !decErr.Unstorable:
-		t.Fatalf("Decode(%q) error = %v, encoding/json accepts it", body, err)
-	case err != nil && wantErr == nil && storable:
-		t.Fatalf("Decode(%q) refuses as unstorable what validate.Storable accepts: %v", body, err)
-	}
-	if err != nil {
-		if decErr.Offset < 0 || decErr.Offset > len(body) || decErr.Reason == "" {
-			t.Fatalf("Decode(%q) error %#v has a bad offset or no reason", body, decErr)
-		}
-		return
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Decode(%q)\n got %#v\nwant %#v", body, got, want)
 	}
 	for i, it := range got.Items {
 		if cap(it.Payload) != len(it.Payload) {
 			t.Fatalf("items[%d].payload has spare capacity %d: appending to it would clobber the body", i, cap(it.Payload)-len(it.Payload))
 		}
 	}
+}
+
+// requireMatchesStdlib fails t unless decode and json.Unmarshal into a T
+// agree on body, but for the documented differences: decode refuses a bare
+// null, and a well-formed body that validate.Storable, a separate scanner,
+// also refuses. It returns what decode gave and whether decode accepted body.
+func requireMatchesStdlib[T any](t *testing.T, body []byte, decode func([]byte) (T, error)) (T, bool) {
+	t.Helper()
+	original := bytes.Clone(body)
+	got, err := decode(body)
+	var want T
+	wantErr := json.Unmarshal(body, &want)
+	if !bytes.Equal(body, original) {
+		t.Fatalf("decoding %q modified the input", body)
+	}
+
+	if wantErr == nil && string(bytes.Trim(body, " \t\r\n")) == "null" {
+		// A documented difference: a bare null is not a request.
+		if err == nil {
+			t.Fatalf("decoding %q accepted a bare null", body)
+		}
+		return got, false
+	}
+	var decErr *Error
+	if err != nil && (!errors.Is(err, ErrSyntax) || !errors.As(err, &decErr)) {
+		t.Fatalf("decoding %q: error %v does not wrap ErrSyntax as an *Error", body, err)
+	}
+	storable := json.Valid(body) && validate.Storable(body) == nil
+	switch {
+	case err == nil && wantErr != nil:
+		t.Fatalf("decoding %q accepted what encoding/json refuses: %v", body, wantErr)
+	case err == nil && !storable:
+		t.Fatalf("decoding %q accepted what validate.Storable refuses: %v", body, validate.Storable(body))
+	case err != nil && wantErr == nil && !decErr.Unstorable:
+		t.Fatalf("decoding %q: error = %v, encoding/json accepts it", body, err)
+	case err != nil && wantErr == nil && storable:
+		t.Fatalf("decoding %q refuses as unstorable what validate.Storable accepts: %v", body, err)
+	}
+	if err != nil {
+		if decErr.Offset < 0 || decErr.Offset > len(body) || decErr.Reason == "" {
+			t.Fatalf("decoding %q: error %#v has a bad offset or no reason", body, decErr)
+		}
+		return got, false
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoding %q\n got %#v\nwant %#v", body, got, want)
+	}
+	return got, true
 }
 
 func TestSeedsMatchStdlib(t *testing.T) {

@@ -1,11 +1,6 @@
 package pushdec
 
-import (
-	"strings"
-	"unicode/utf8"
-
-	"github.com/lethe-mq/lethe/api"
-)
+import "github.com/lethe-mq/lethe/api"
 
 // item decodes one element of the items array: an object, or null (which
 // leaves the element as it is, like encoding/json).
@@ -42,7 +37,12 @@ func (d *decoder) item(it *api.PushItem) error {
 	if err != nil {
 		return err
 	}
-	d.flush(it, &plain)
+	d.flush(&[maxSlots]*string{
+		slotQueue:         &it.Queue,
+		slotPartition:     &it.Partition,
+		slotTransactionID: &it.TransactionID,
+		slotTraceID:       &it.TraceID,
+	}, &plain)
 	return nil
 }
 
@@ -52,90 +52,4 @@ const (
 	slotPartition
 	slotTransactionID
 	slotTraceID
-	slotCount
 )
-
-// plainStrings holds an item's string values that need no unescaping, as
-// slices of the body, until the item's object closes: then they become
-// strings sharing one allocation instead of one each.
-type plainStrings struct {
-	raw [slotCount][]byte
-	set [slotCount]bool
-}
-
-// stringField decodes a string or null into dst; null leaves dst as it is.
-// A plain string is parked in plain and stored by flush.
-func (d *decoder) stringField(dst *string, plain *plainStrings, slot int) error {
-	pos := d.pos
-	if pos < len(d.buf) && d.buf[pos] == 'n' {
-		end, err := d.scanLiteral(pos)
-		d.pos = end
-		return err
-	}
-	if pos >= len(d.buf) || d.buf[pos] != '"' {
-		return d.wrongType(pos, "a string")
-	}
-	end, escaped, err := d.scanString(pos)
-	if err != nil {
-		return err
-	}
-	d.pos = end
-	raw := d.buf[pos+1 : end-1]
-	plain.set[slot] = false // this value replaces any earlier one
-	switch {
-	case escaped || !utf8.Valid(raw):
-		*dst = unquote(raw)
-	case slot == slotQueue && d.lastQueue == string(raw):
-		*dst = d.lastQueue // most batches go to one queue
-	case slot == slotPartition && d.lastPartition == string(raw):
-		*dst = d.lastPartition
-	default:
-		plain.raw[slot], plain.set[slot] = raw, true
-	}
-	return nil
-}
-
-// flush stores the parked strings of it.
-func (d *decoder) flush(it *api.PushItem, plain *plainStrings) {
-	dst := [slotCount]*string{&it.Queue, &it.Partition, &it.TransactionID, &it.TraceID}
-	total, count := 0, 0
-	for slot, set := range plain.set {
-		if set {
-			total += len(plain.raw[slot])
-			count++
-		}
-	}
-	if count == 0 {
-		return
-	}
-	var all string
-	if count == 1 {
-		for slot, set := range plain.set {
-			if set {
-				all = string(plain.raw[slot])
-			}
-		}
-	} else {
-		var b strings.Builder
-		b.Grow(total)
-		for slot, set := range plain.set {
-			if set {
-				b.Write(plain.raw[slot])
-			}
-		}
-		all = b.String()
-	}
-	off := 0
-	for slot, set := range plain.set {
-		if set {
-			*dst[slot] = all[off : off+len(plain.raw[slot])]
-			off += len(plain.raw[slot])
-		}
-	}
-	if plain.set[slotQueue] {
-		d.lastQueue = it.Queue
-	}
-	if plain.set[slotPartition] {
-		d.lastPartition = it.Partition
-	}
-}
