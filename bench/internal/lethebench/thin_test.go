@@ -2,6 +2,8 @@ package lethebench
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +40,50 @@ func TestThinMessagesOfAnEmptyPop(t *testing.T) {
 	got, err := thinMessages(nil)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("thinMessages(204 body) = %v, %v; want nothing and no error", got, err)
+	}
+}
+
+func TestAckBodyMatchesJSON(t *testing.T) {
+	msgs := []popped{
+		{TransactionID: "t1", PartitionID: "p1", LeaseID: "l1"},
+		{TransactionID: `odd "id" \ é`, PartitionID: "p1"}, // no lease: auto-ack'd groups have none
+	}
+	for _, group := range []string{"g5-0", "gr\u00fcn\n"} {
+		acks := make([]ackItem, len(msgs))
+		for i, m := range msgs {
+			acks[i] = ackItem{TransactionID: m.TransactionID, PartitionID: m.PartitionID, LeaseID: m.LeaseID, Status: "completed"}
+		}
+		want, _ := json.Marshal(map[string]any{"acknowledgments": acks, "consumerGroup": group})
+		var got, exp any
+		if err := json.Unmarshal(ackBody(group, msgs), &got); err != nil {
+			t.Fatalf("ackBody(%q) is not JSON: %v: %s", group, err, ackBody(group, msgs))
+		}
+		_ = json.Unmarshal(want, &exp)
+		if g, w := fmt.Sprint(got), fmt.Sprint(exp); g != w {
+			t.Errorf("ackBody(%q) = %s, want %s", group, g, w)
+		}
+	}
+}
+
+func TestAckAnswer(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		n    int
+		fail string // "" when it must pass
+	}{
+		{`[{"index":0,"transactionId":"a","success":true,"leaseReleased":false,"dlq":false},{"index":1,"transactionId":"b","success":true,"leaseReleased":true,"dlq":false}]`, 2, ""},
+		{`[ {"success": true}, {"success": true} ]`, 2, ""}, // another server's spacing: decoded
+		{`[{"transactionId":"a","success":true},{"transactionId":"b","success":false,"error":"lease expired"}]`, 2, "lease expired"},
+		{`[{"success":true}]`, 2, "1 results for 2"},
+		{`[{"transactionId":"\"success\":true","success":false,"error":"no"}]`, 1, "no"}, // the pattern inside a string is escaped
+		{`not json`, 1, "ack answer"},
+	} {
+		err := ackAnswer([]byte(c.raw), c.n)
+		switch {
+		case c.fail == "" && err != nil:
+			t.Errorf("ackAnswer(%s, %d) = %v, want success", c.raw, c.n, err)
+		case c.fail != "" && (err == nil || !strings.Contains(err.Error(), c.fail)):
+			t.Errorf("ackAnswer(%s, %d) = %v, want an error naming %q", c.raw, c.n, err, c.fail)
+		}
 	}
 }
