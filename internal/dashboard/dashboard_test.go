@@ -61,6 +61,50 @@ func TestDashboardInABrowser(t *testing.T) {
 	d.replayFromDeadLetters()
 	d.skipToEndFromTheQueuePage()
 	d.maintenanceNeedsTheOperator()
+	d.slowPagesRefreshLessOften()
+}
+
+// A page that took long to load is refreshed automatically ten times as
+// long after, not every 5 s: the page's requests are slowed down to make a
+// render take more than 1.2 s.
+func (d *dash) slowPagesRefreshLessOften() {
+	b := d.b
+	b.open("", "overview")
+	var every string
+	b.eval(`document.getElementById('refresh-every').textContent`, &every)
+	if every != "every 5 s" {
+		d.t.Errorf("after a quick render the refresh label says %q, want %q", every, "every 5 s")
+	}
+	b.do("slow the page's requests down", chromedp.Evaluate[chromedp.Void](`void (() => {
+		const f = window.fetch;
+		window.quickFetch = f;
+		window.fetch = (...a) => new Promise((r) => setTimeout(r, 1200)).then(() => f(...a));
+	})()`))
+	b.refresh("overview")
+	var ms int
+	b.eval(`Number(document.getElementById('main').dataset.refreshMs)`, &ms)
+	b.eval(`document.getElementById('refresh-every').textContent`, &every)
+	if ms < 12000 || every != fmt.Sprintf("every %d s", ms/1000) {
+		d.t.Fatalf("after a render of over 1.2 s the next refresh is in %d ms, labelled %q; want at least 12,000 ms, labelled in seconds", ms, every)
+	}
+	var auto bool
+	b.eval(`document.getElementById('auto-refresh').checked`, &auto)
+	if !auto {
+		b.do("start the automatic refresh", chromedp.Click(chromedp.ID("auto-refresh")))
+	}
+	before := b.renderCount()
+	time.Sleep(6500 * time.Millisecond) // past the 5 s the refresh used to come at
+	if after := b.renderCount(); after != before {
+		d.t.Errorf("the slow page refreshed itself within 6.5 s (render %s → %s), want it to wait %d ms", before, after, ms)
+	}
+	b.do("stop the automatic refresh", chromedp.Click(chromedp.ID("auto-refresh")))
+	b.do("requests at full speed again", chromedp.Evaluate[chromedp.Void](`void (window.fetch = window.quickFetch)`))
+	b.refresh("overview")
+	b.eval(`document.getElementById('refresh-every').textContent`, &every)
+	if every != "every 5 s" {
+		d.t.Errorf("after a quick render again the refresh label says %q, want %q", every, "every 5 s")
+	}
+	b.noErrors("slow pages")
 }
 
 // seed: queue orders (retention 1 h) with two partitions; group billing

@@ -12,7 +12,15 @@ import * as maintenance from './maintenance.js';
 
 const pages = { overview, queue, messages, dlq, retention, maintenance };
 const REFRESH_MS = 5000;
+// A page that took long to load is refreshed less often: its next
+// automatic refresh waits ten times as long as it took (at least
+// REFRESH_MS), so an open tab never keeps the server busy more than a
+// tenth of the time. Status pages read every partition's lag, seconds of
+// PostgreSQL at 10,000 lagging partitions.
+const REFRESH_FACTOR = 10;
 const AUTO_KEY = 'lethe.autoRefresh';
+let refreshMs = REFRESH_MS;
+let renderedAt = Date.now();
 const main = document.getElementById('main');
 let generation = 0;
 let renders = 0;
@@ -44,6 +52,7 @@ async function render() {
   }
   main.dataset.page = r.page;
   main.dataset.state = 'loading';
+  const started = performance.now();
   let content;
   let state = 'ready';
   try {
@@ -54,10 +63,20 @@ async function render() {
     content = failure(err);
   }
   if (my !== generation) return; // a newer render started meanwhile
+  paceRefresh(performance.now() - started);
   main.replaceChildren(content);
   main.dataset.state = state;
   main.dataset.render = String(++renders);
   if (state === 'ready' && !document.getElementById('footer').textContent) footer();
+}
+
+// paceRefresh sets the wait before the next automatic refresh from how
+// long this render took, in whole seconds, and shows it by the checkbox.
+function paceRefresh(tookMs) {
+  renderedAt = Date.now();
+  refreshMs = Math.max(REFRESH_MS, Math.ceil((REFRESH_FACTOR * tookMs) / 1000) * 1000);
+  main.dataset.refreshMs = String(refreshMs);
+  document.getElementById('refresh-every').textContent = `every ${refreshMs / 1000} s`;
 }
 
 function failure(err) {
@@ -96,8 +115,9 @@ function setupRefresh() {
   setInterval(() => {
     const busy = document.getElementById('confirm').open || main.contains(document.activeElement) &&
       ['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement.tagName);
-    if (box.checked && !busy && main.dataset.state !== 'loading') render();
-  }, REFRESH_MS);
+    const due = Date.now() - renderedAt >= refreshMs;
+    if (box.checked && due && !busy && main.dataset.state !== 'loading') render();
+  }, 1000);
 }
 
 async function footer() {
