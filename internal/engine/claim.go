@@ -135,14 +135,19 @@ func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand cand
 	if err := e.writeDeadLetters(ctx, tx, row, now, dead); err != nil {
 		return claimed{}, err
 	}
+	committed := c.Committed
 	gap, err := skipGap(ctx, tx, q, cand, row, ps)
 	if err != nil {
 		return claimed{}, err
 	}
+	// A move past deleted offsets is saved even when it lost none of them
+	// (no gap to tell): the candidates list a cursor below the low
+	// watermark until it moves.
+	skipped := c.Committed != committed
 	if !lease.Ready(c, pol, ps.lastPush, now) || ps.next <= max(c.Committed+1, ps.low) {
 		// A gap is saved as a pop: the group's position moved, and the
 		// history that explains the next one starts here.
-		return claimed{gap: gap}, row.saveIf(ctx, tx, now, expired || gap != nil)
+		return claimed{gap: gap}, row.saveIf(ctx, tx, now, expired || skipped)
 	}
 	frames, cl, out, err := e.claimFrames(ctx, tx, q, req, row, spec)
 	if err != nil {
@@ -153,7 +158,7 @@ func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand cand
 		// Marking the empty claim as a pop rotates the candidates, so
 		// partitions whose messages are not visible yet cannot crowd out
 		// one that is ready.
-		return out, row.saveIf(ctx, tx, now, expired || gap != nil || cl.Moved || q.DelayedProcessing > 0)
+		return out, row.saveIf(ctx, tx, now, expired || skipped || cl.Moved || q.DelayedProcessing > 0)
 	}
 	if err := row.save(ctx, tx, now, true); err != nil {
 		return claimed{}, err

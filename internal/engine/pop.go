@@ -310,8 +310,10 @@ func groupLabel(group string) string {
 
 // candidates lists partitions of q that may have work for group: offsets
 // past its cursor (and past low_watermark, below which nothing is stored),
-// no live lease, not among tried. The least recently popped come first so
-// partitions share the consumers fairly.
+// or a gap to tell (retention deleted past its cursor: the claim tells it
+// and moves the cursor, even with nothing new to deliver), no live lease,
+// not among tried. The least recently popped come first so partitions
+// share the consumers fairly.
 func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt *time.Time, now time.Time, limit int,
 	tried []uuid.UUID) ([]candidate, error) {
 	rows, err := e.pool.Query(ctx, `
@@ -319,7 +321,8 @@ func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt 
 		  FROM lethe.partitions p
 		  LEFT JOIN lethe.cursors c ON c.partition_id = p.id AND c.group_name = $2
 		 WHERE p.queue_id = $1
-		   AND p.next_offset > greatest(coalesce(c.committed + 1, 0), p.low_watermark)
+		   AND (p.next_offset > greatest(coalesce(c.committed + 1, 0), p.low_watermark)
+		        OR c.committed + 1 < p.low_watermark)
 		   AND (c.lease_id IS NULL OR c.lease_until <= $3)
 		   AND (c.retry_after IS NULL OR c.retry_after <= $3)
 		   AND ($4::timestamptz IS NULL OR c.partition_id IS NOT NULL OR p.last_push_at >= $4)

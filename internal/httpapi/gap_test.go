@@ -95,3 +95,42 @@ func (c *adminClient) popResponse(path string, status int) api.PopResponse {
 	}
 	return resp
 }
+
+// A gap is news even when the partition has nothing new: a pop of any
+// partition claims one where retention deleted past the group's position,
+// tells the gap with no messages, and moves the group past it; offsets it
+// had acked ahead are not counted as lost.
+func TestPopTellsAGapWithNothingNew(t *testing.T) {
+	c := setupAdmin(t, nil)
+	ctx := context.Background()
+	c.configure("n", `{"retentionEnabled":true,"retentionSeconds":60}`)
+	for i := range 3 { // offsets 0..2, one segment each
+		c.push("n", "p", "", map[string]int{"n": i})
+	}
+	c.ack(c.pop("n", "p", "slow", 1)[0], "slow", "completed", "") // slow consumed offset 0
+	ahead := c.pop("n", "p", "ahead", 3)                          // ahead acks 1 and 2 but not 0
+	c.ack(ahead[1], "ahead", "completed", "")
+	c.ack(ahead[2], "ahead", "completed", "")
+	c.clock.Advance(10 * time.Minute) // ahead's lease on offset 0 lapses
+	if res, err := c.srv.Retention.RunCycle(ctx); err != nil || res.Retention.Frames != 3 {
+		t.Fatalf("cycle: %+v, %v; want offsets 0..2 deleted", res.Retention, err)
+	}
+
+	resp := c.popResponse("/api/v1/pop/queue/n?consumerGroup=slow&batch=10&wait=false", http.StatusOK)
+	if len(resp.Messages) != 0 || len(resp.Gaps) != 1 || resp.Gaps[0].FromOffset != 1 || resp.Gaps[0].ToOffset != 2 ||
+		resp.Gaps[0].Messages != 2 {
+		t.Fatalf("slow's pop = %d messages, gaps %+v; want none and the gap of offsets 1..2 (2 messages)", len(resp.Messages), resp.Gaps)
+	}
+	if st, raw := c.do("GET", "/api/v1/pop/queue/n?consumerGroup=slow&batch=10&wait=false", nil); st != http.StatusNoContent {
+		t.Fatalf("slow's second pop = %d %s, want 204: the gap is told once", st, raw)
+	}
+	// ahead lost offset 0 only (1 and 2 were acked ahead).
+	resp = c.popResponse("/api/v1/pop/queue/n?consumerGroup=ahead&batch=10&wait=false", http.StatusOK)
+	if len(resp.Gaps) != 1 || resp.Gaps[0].FromOffset != 0 || resp.Gaps[0].ToOffset != 2 || resp.Gaps[0].Messages != 1 {
+		t.Fatalf("ahead's pop: gaps %+v, want offsets 0..2 with 1 message lost", resp.Gaps)
+	}
+	var committed int64
+	if err := c.srv.Pool.QueryRow(ctx, `SELECT committed FROM lethe.cursors WHERE group_name = 'ahead'`).Scan(&committed); err != nil || committed != 2 {
+		t.Fatalf("ahead's cursor at %d (%v), want 2: past what retention deleted", committed, err)
+	}
+}
