@@ -80,7 +80,7 @@ func TestQuickSmoke(t *testing.T) {
 		for _, s := range lethebench.PushShapes(o.Plan.PushPartitions) {
 			want = append(want, fmt.Sprintf("lethe/push/b%d/p%d/%d", s.Batch, s.Partitions, size))
 		}
-		for _, k := range []string{"pop-ack", "fanout/g5", "fanout/g10", "e2e", "push-latency", "push-alone-latency", "sweep", "memory",
+		for _, k := range []string{"pop-ack", "pop-ack-wide", "fanout/g5", "fanout/g10", "e2e", "push-latency", "push-alone-latency", "sweep", "memory",
 			"tier-drop", "held-move", "held-move-work", "pop-held",
 			"encrypt-push/off", "encrypt-push/on", "encrypt-pop-ack/off", "encrypt-pop-ack/on"} {
 			want = append(want, fmt.Sprintf("lethe/%s/%d", k, size))

@@ -15,9 +15,15 @@ import (
 // consumeBatch is how many messages one pop asks for.
 const consumeBatch = 100
 
+// widePerPartition is how many messages each partition of the wide
+// backlog holds: a pop of 100 takes one partition's 20.
+const widePerPartition = 20
+
 // Consume writes one backlog and drains it with one consumer group
 // (pop+ack), then with 5 and with 10 groups at once (fan-out): every group
-// reads every message.
+// reads every message. Then one group drains a backlog spread thin over
+// many partitions (Plan.WidePartitions), where each pop's listing of the
+// queue's partitions costs the most.
 func Consume(ctx context.Context, env *Env, size int) error {
 	bl := backlog{
 		Queue: env.name("consume-%d", size), Partitions: env.Plan.ConsumePartitions,
@@ -27,21 +33,34 @@ func Consume(ctx context.Context, env *Env, size int) error {
 		return err
 	}
 	for _, groups := range []int{1, 5, 10} {
-		if err := drain(ctx, env, bl, groups); err != nil {
+		if err := drain(ctx, env, bl, groups, false); err != nil {
 			return err
 		}
 	}
-	return nil
+	wide := backlog{
+		Queue: env.name("consume-wide-%d", size), Partitions: env.Plan.WidePartitions,
+		Frames: env.Plan.WidePartitions * widePerPartition, PerSegment: widePerPartition, Size: size, At: time.Now(), Hashes: true,
+	}
+	if _, err := wide.write(ctx, env); err != nil {
+		return err
+	}
+	return drain(ctx, env, wide, 1, true)
 }
 
 // drain has 8 consumers (two per group when fanning out) pop batches of
 // 100 and ack them, until every group has everything or the limit passes.
-func drain(ctx context.Context, env *Env, bl backlog, groups int) error {
+// wide names the wide backlog's row.
+func drain(ctx context.Context, env *Env, bl backlog, groups int, wide bool) error {
 	size := bl.Size
 	workers := 8
 	scenario, unit, label := "pop-ack", "msg/s", "pop+ack, 1 consumer group, 8 consumers"
 	key := fmt.Sprintf("lethe/pop-ack/%d", size)
-	if groups > 1 {
+	switch {
+	case wide:
+		label = fmt.Sprintf("pop+ack, 1 consumer group, 8 consumers, %s partitions of %d messages",
+			meter.Group(int64(bl.Partitions)), widePerPartition)
+		key = fmt.Sprintf("lethe/pop-ack-wide/%d", size)
+	case groups > 1:
 		workers = 2 * groups
 		scenario, unit = "fanout", "deliveries/s"
 		label = fmt.Sprintf("fan-out to %d groups, %d consumers", groups, workers)

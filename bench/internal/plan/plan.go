@@ -15,9 +15,12 @@ type Plan struct {
 
 	PushPartitions []int // partition counts of the push matrix
 
-	ConsumeBacklog    int           // messages written for pop+ack and fan-out
-	ConsumePartitions int           // partitions they are spread over
-	DrainLimit        time.Duration // bound on each drain (pop+ack, fan-out, workers)
+	ConsumeBacklog    int // messages written for pop+ack and fan-out
+	ConsumePartitions int // partitions they are spread over
+	// WidePartitions is the partitions of the wide pop+ack backlog (20
+	// messages each): a pop's candidate listing reads every one of them.
+	WidePartitions int
+	DrainLimit     time.Duration // bound on each drain (pop+ack, fan-out, workers)
 
 	LatencyRate     int // offered load of the end-to-end latency run, msg/s
 	LatencyDuration time.Duration
@@ -45,6 +48,7 @@ func Full() Plan {
 		PushPartitions:     []int{1, 100, 10_000},
 		ConsumeBacklog:     500_000,
 		ConsumePartitions:  100,
+		WidePartitions:     10_000,
 		DrainLimit:         12 * time.Second,
 		LatencyRate:        1000,
 		LatencyDuration:    10 * time.Second,
@@ -71,6 +75,7 @@ func Quick() Plan {
 		PushPartitions:     []int{1, 100, 1000},
 		ConsumeBacklog:     5000,
 		ConsumePartitions:  100,
+		WidePartitions:     1000,
 		DrainLimit:         2 * time.Second,
 		LatencyRate:        200,
 		LatencyDuration:    time.Second,
