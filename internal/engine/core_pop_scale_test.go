@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -55,4 +56,41 @@ func TestCorePopWildcardFindsWorkAmong2000Partitions(t *testing.T) {
 		t.Fatalf("pop with the only message leased got %v", corePayloads(resp))
 	}
 	t.Logf("empty wildcard pop over 2000 partitions took %s", time.Since(start))
+}
+
+// When concurrent consumers hold the least recently popped candidates (they
+// list the same ones), a pop lists more of them each round instead of
+// giving up after a few rounds of four. Here another transaction holds the
+// cursors of the 36 least recently popped of 40 partitions with work, as
+// claiming consumers do: the pop must claim one of the other four, past
+// 32 taken candidates (eight rounds of four, where pops gave up before).
+func TestCorePopListsMoreWhenOthersTakeItsCandidates(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	e.configure("busy", `{}`)
+	for i := range 40 {
+		e.push("busy", fmt.Sprintf("p-%02d", i), `"m"`)
+	}
+	// Group g has a cursor on every partition, p-00 popped longest ago.
+	now := e.clock.Now()
+	if _, err := e.pool.Exec(e.ctx, `
+		INSERT INTO lethe.cursors (partition_id, group_name, committed, last_pop_at, updated_at)
+		SELECT p.id, 'g', -1, $1::timestamptz - make_interval(secs => 100 - (substr(p.name, 3))::int), $1
+		  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id WHERE q.name = 'busy'`, now); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(e.ctx)
+	if _, err := tx.Exec(e.ctx, `
+		SELECT 1 FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
+		 WHERE c.group_name = 'g' AND p.name < 'p-36' FOR UPDATE OF c`); err != nil {
+		t.Fatal(err)
+	}
+	resp := e.pop(engine.PopRequest{Queue: "busy", Group: "g"})
+	if len(resp.Messages) != 1 || resp.Partition < "p-36" {
+		t.Fatalf("pop while p-00..p-35 are being claimed = %d messages from %q, want one from p-36..p-39", len(resp.Messages), resp.Partition)
+	}
 }

@@ -210,8 +210,9 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	tried := make([]uuid.UUID, 0, 4*req.MaxPartitions) // never nil: NULL would exclude all
 	var taken []uuid.UUID                              // tried, but other consumers had them
 	retried := false
+	limit := req.MaxPartitions * 4
 	for round := 0; round < maxPopRounds && !popFull(resp, req); round++ {
-		cands, err := e.popCandidates(ctx, q, req, fromAt, now, tried)
+		cands, err := e.popCandidates(ctx, q, req, fromAt, now, tried, limit)
 		if err != nil {
 			return resp, err
 		}
@@ -237,6 +238,13 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 		for _, c := range left {
 			taken = append(taken, c.pid)
 		}
+		// The round's candidates were taken, or emptied, by concurrent
+		// consumers of the group, which list the same least recently
+		// popped partitions: list more of them next time rather than race
+		// for as few again.
+		if limit < maxCandidates {
+			limit = min(2*limit, maxCandidates)
+		}
 		if req.Partition != "" {
 			break
 		}
@@ -245,8 +253,15 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 }
 
 // maxPopRounds bounds how often one pop lists candidates again after
-// concurrent consumers took the ones it listed.
-const maxPopRounds = 8
+// concurrent consumers took the ones it listed; maxCandidates bounds how
+// many one listing gives (the first lists 4 per partition the pop may
+// claim, doubled after each round that left the pop short). A listed
+// partition without the group's cursor gets one, so the bound is also
+// how many cursors one round may create.
+const (
+	maxPopRounds  = 8
+	maxCandidates = 64
+)
 
 // popFull says the pop has claimed all it may.
 func popFull(resp *api.PopResponse, req PopRequest) bool {
@@ -290,9 +305,9 @@ func (e *Engine) rotateFailed(ctx context.Context, pid uuid.UUID, group string, 
 // popCandidates lists the partitions a pop tries: the named one, or those
 // with work for the group.
 func (e *Engine) popCandidates(ctx context.Context, q *Queue, req PopRequest, fromAt *time.Time, now time.Time,
-	tried []uuid.UUID) ([]candidate, error) {
+	tried []uuid.UUID, limit int) ([]candidate, error) {
 	if req.Partition == "" {
-		return e.candidates(ctx, q, req.Group, fromAt, now, req.MaxPartitions*4, tried)
+		return e.candidates(ctx, q, req.Group, fromAt, now, limit, tried)
 	}
 	pid, ok, err := e.catalog.partitionID(ctx, q, req.Partition)
 	if err != nil || !ok {
