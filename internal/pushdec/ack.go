@@ -62,16 +62,8 @@ func (d *decoder) ackBatch(req *api.AckBatchRequest) error {
 // ack decodes one element of the acknowledgments array: an object, or null
 // (which leaves the element as it is, like encoding/json).
 func (d *decoder) ack(a *api.AckRequest) error {
-	if d.pos < len(d.buf) && d.buf[d.pos] == 'n' {
-		pos, err := d.scanLiteral(d.pos)
-		d.pos = pos
-		return err
-	}
-	if d.pos >= len(d.buf) || d.buf[d.pos] != '{' {
-		return d.wrongType(d.pos, "an object")
-	}
 	var plain plainStrings
-	err := d.object(func(key []byte, escaped bool) error {
+	isObject, err := d.elementObject(func(key []byte, escaped bool) error {
 		switch ackField(key, escaped) {
 		case fieldTransactionID:
 			return d.stringField(&a.TransactionID, &plain, ackSlotTransactionID)
@@ -88,7 +80,7 @@ func (d *decoder) ack(a *api.AckRequest) error {
 		}
 		return d.skipValue(3)
 	})
-	if err != nil {
+	if !isObject || err != nil {
 		return err
 	}
 	d.flush(&[maxSlots]*string{

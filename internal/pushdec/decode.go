@@ -85,6 +85,21 @@ func (d *decoder) document(member func(key []byte, escaped bool) error) error {
 	return nil
 }
 
+// elementObject decodes one element of an array of objects (items, acks),
+// each member through member, and says whether it was an object: null
+// leaves the element as it is, like encoding/json; anything else is refused.
+func (d *decoder) elementObject(member func(key []byte, escaped bool) error) (bool, error) {
+	if d.pos < len(d.buf) && d.buf[d.pos] == 'n' {
+		pos, err := d.scanLiteral(d.pos)
+		d.pos = pos
+		return false, err
+	}
+	if d.pos >= len(d.buf) || d.buf[d.pos] != '{' {
+		return false, d.wrongType(d.pos, "an object")
+	}
+	return true, d.object(member)
+}
+
 // object walks the object starting with the '{' at d.pos, calling member with
 // d.pos at each value (after whitespace); member must consume the value.
 func (d *decoder) object(member func(key []byte, escaped bool) error) error {

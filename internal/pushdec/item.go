@@ -5,16 +5,8 @@ import "github.com/lethe-mq/lethe/api"
 // item decodes one element of the items array: an object, or null (which
 // leaves the element as it is, like encoding/json).
 func (d *decoder) item(it *api.PushItem) error {
-	if d.pos < len(d.buf) && d.buf[d.pos] == 'n' {
-		pos, err := d.scanLiteral(d.pos)
-		d.pos = pos
-		return err
-	}
-	if d.pos >= len(d.buf) || d.buf[d.pos] != '{' {
-		return d.wrongType(d.pos, "an object")
-	}
 	var plain plainStrings
-	err := d.object(func(key []byte, escaped bool) error {
+	isObject, err := d.elementObject(func(key []byte, escaped bool) error {
 		switch itemField(key, escaped) {
 		case fieldQueue:
 			return d.stringField(&it.Queue, &plain, slotQueue)
@@ -34,7 +26,7 @@ func (d *decoder) item(it *api.PushItem) error {
 		}
 		return d.skipValue(3)
 	})
-	if err != nil {
+	if !isObject || err != nil {
 		return err
 	}
 	d.flush(&[maxSlots]*string{

@@ -198,13 +198,6 @@ func stringAfter(b []byte, key string) (string, []byte, bool) {
 	return string(b[:j]), b[j+1:], true
 }
 
-type ackItem struct {
-	TransactionID string `json:"transactionId"`
-	PartitionID   string `json:"partitionId"`
-	LeaseID       string `json:"leaseId,omitempty"`
-	Status        string `json:"status"`
-}
-
 // ack completes msgs for group in one batch and fails unless every ack
 // succeeded.
 func (c *client) ack(ctx context.Context, group string, msgs []popped) error {

@@ -43,6 +43,15 @@ func TestThinMessagesOfAnEmptyPop(t *testing.T) {
 	}
 }
 
+// ackItem is one ack as encoding/json would write it: what ackBody must
+// match.
+type ackItem struct {
+	TransactionID string `json:"transactionId"`
+	PartitionID   string `json:"partitionId"`
+	LeaseID       string `json:"leaseId,omitempty"`
+	Status        string `json:"status"`
+}
+
 func TestAckBodyMatchesJSON(t *testing.T) {
 	msgs := []popped{
 		{TransactionID: "t1", PartitionID: "p1", LeaseID: "l1"},
