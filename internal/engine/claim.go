@@ -48,29 +48,35 @@ type claimSpec struct {
 // claimAmong claims from cands, in their order, until the pop is full or
 // none is left that another consumer of the group is not holding or
 // claiming right now; what each gives goes into resp. It answers the
-// candidates it left because other consumers had them.
+// candidates it left because other consumers had them, and those it did
+// not try because the pop was full.
 func (e *Engine) claimAmong(ctx context.Context, q *Queue, req PopRequest, cands []candidate, spec claimSpec,
-	resp *api.PopResponse, fx *effects) ([]candidate, error) {
+	resp *api.PopResponse, fx *effects) (taken, untried []candidate, err error) {
+	if popFull(resp, req) {
+		return nil, cands, nil
+	}
+	// Cursors are made only for the candidates the claims may need: those
+	// of a full pop go back to the work list as they were.
 	pending, err := e.withCursors(ctx, q, req.Group, cands, spec.fromAt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for len(pending) > 0 && !popFull(resp, req) {
 		spec.batch = req.Batch - len(resp.Messages)
 		c, got, err := e.claim(ctx, q, pending, req, spec)
 		if c == nil && err == nil {
-			return pending, nil // every one left is held or being claimed
+			return pending, nil, nil // every one left is held or being claimed
 		}
 		if err != nil && c != nil && partitionFault(err) {
 			fx.partitionFailed(q.Name, c.name, "pop", err)
 			e.rotateFailed(ctx, c.pid, req.Group, spec.now)
 		} else if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pending = slices.DeleteFunc(pending, func(p candidate) bool { return p.pid == c.pid })
 		addClaimed(resp, q, *c, req.Group, got, fx)
 	}
-	return nil, nil
+	return nil, pending, nil
 }
 
 // withCursors creates the group's cursor on the candidates that have none
@@ -88,6 +94,7 @@ func (e *Engine) withCursors(ctx context.Context, q *Queue, group string, cands 
 				e.catalog.forgetPartition(q.Name, c.name)
 				continue
 			}
+			c.hasCursor = true
 		}
 		out = append(out, c)
 	}

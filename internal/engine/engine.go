@@ -86,6 +86,7 @@ type Engine struct {
 	catalog  *catalog
 	appender *appender
 	notifier *notifier
+	work     *workLists
 
 	subsMu sync.Mutex
 	subs   map[subKey]cachedSub
@@ -120,6 +121,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Engine {
 		subs:  map[subKey]cachedSub{},
 	}
 	e.catalog = newCatalog(pool, cfg.Clock, cfg.DefaultRetentionTier, cfg.DefaultQuarantined)
+	e.work = newWorkLists()
 	e.notifier = newNotifier(pool, cfg.Logger, cfg.TestSignals.Woken.Signal)
 	e.appender = newAppender(e, ctx.Done())
 	e.goBackground(func() { e.notifier.listen(ctx) })

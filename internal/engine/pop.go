@@ -211,10 +211,24 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	var taken []uuid.UUID                              // tried, but other consumers had them
 	retried := false
 	limit := req.MaxPartitions * 4
+	key := workKey{queue: q.ID, group: req.Group}
+	fromList := false // the last round's candidates came from the work list
 	for round := 0; round < maxPopRounds && !popFull(resp, req); round++ {
-		cands, err := e.popCandidates(ctx, q, req, fromAt, now, tried, limit)
-		if err != nil {
-			return resp, err
+		var cands []candidate
+		var gen uint64
+		// A round from the list that left the pop short lists from the
+		// database next: what the list holds may be stale.
+		if req.Partition == "" && !fromList {
+			cands, gen = e.work.take(key, fromAt, now, limit, tried)
+			if len(cands) == 0 && e.work.await(ctx, key) {
+				cands, gen = e.work.take(key, fromAt, now, limit, tried)
+			}
+		}
+		fromList = len(cands) > 0
+		if !fromList {
+			if cands, gen, err = e.popCandidates(ctx, q, req, key, fromAt, now, tried, limit); err != nil {
+				return resp, err
+			}
 		}
 		if len(cands) == 0 {
 			// Every partition with work was tried. A consumer that acks
@@ -231,7 +245,10 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 		for _, c := range cands {
 			tried = append(tried, c.pid)
 		}
-		left, err := e.claimAmong(ctx, q, req, cands, spec, resp, &fx)
+		left, untried, err := e.claimAmong(ctx, q, req, cands, spec, resp, &fx)
+		if req.Partition == "" {
+			e.work.settle(key, gen, cands, untried)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -302,18 +319,28 @@ func (e *Engine) rotateFailed(ctx context.Context, pid uuid.UUID, group string, 
 	}
 }
 
-// popCandidates lists the partitions a pop tries: the named one, or those
-// with work for the group.
-func (e *Engine) popCandidates(ctx context.Context, q *Queue, req PopRequest, fromAt *time.Time, now time.Time,
-	tried []uuid.UUID, limit int) ([]candidate, error) {
+// popCandidates lists the partitions a pop tries: the named one, or up to
+// limit of those with work for the group. Of the latter it lists up to
+// workListSize, leaves out those other pops of this replica are claiming,
+// and keeps the rest in the work list of key for the next pops, answering
+// the list's generation.
+func (e *Engine) popCandidates(ctx context.Context, q *Queue, req PopRequest, key workKey, fromAt *time.Time,
+	now time.Time, tried []uuid.UUID, limit int) ([]candidate, uint64, error) {
 	if req.Partition == "" {
-		return e.candidates(ctx, q, req.Group, fromAt, now, limit, tried)
+		mark, end := e.work.begin(key)
+		defer end()
+		cands, err := e.candidates(ctx, q, req.Group, fromAt, now, max(limit, workListSize), tried)
+		if err != nil {
+			return nil, 0, err
+		}
+		mine, gen := e.work.adopt(key, fromAt, now, mark, cands, limit)
+		return mine, gen, nil
 	}
 	pid, ok, err := e.catalog.partitionID(ctx, q, req.Partition)
 	if err != nil || !ok {
-		return nil, err
+		return nil, 0, err
 	}
-	return []candidate{{pid: pid, name: req.Partition}}, nil
+	return []candidate{{pid: pid, name: req.Partition}}, 0, nil
 }
 
 func groupLabel(group string) string {
