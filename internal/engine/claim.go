@@ -52,11 +52,6 @@ type claimSpec struct {
 // not try because the pop was full.
 func (e *Engine) claimAmong(ctx context.Context, q *Queue, req PopRequest, cands []candidate, spec claimSpec,
 	resp *api.PopResponse, fx *effects) (taken, untried []candidate, err error) {
-	if popFull(resp, req) {
-		return nil, cands, nil
-	}
-	// Cursors are made only for the candidates the claims may need: those
-	// of a full pop go back to the work list as they were.
 	pending, err := e.withCursors(ctx, q, req.Group, cands, spec.fromAt)
 	if err != nil {
 		return nil, nil, err

@@ -1,30 +1,21 @@
 package engine_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/internal/engine"
 )
 
-// listings counts the wildcard pops' candidate listings, the statement
+// isListing picks out the wildcard pops' candidate listing, the statement
 // that reads every partition of the queue.
-type listings struct{ n atomic.Int64 }
-
-func (l *listings) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(d.SQL, "LEFT JOIN lethe.cursors c ON c.partition_id = p.id AND c.group_name = $2") {
-		l.n.Add(1)
-	}
-	return ctx
+func isListing(sql string) bool {
+	return strings.Contains(sql, "LEFT JOIN lethe.cursors c ON c.partition_id = p.id AND c.group_name = $2")
 }
-func (l *listings) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // pushToEach pushes one message to each of n partitions of queue.
 func pushToEach(e *coreEnv, queue string, n int) {
@@ -39,7 +30,7 @@ func pushToEach(e *coreEnv, queue string, n int) {
 // and every message is delivered once.
 func TestCorePopListsOnceForManyPops(t *testing.T) {
 	t.Parallel()
-	l := &listings{}
+	l := &roundTrips{only: isListing}
 	e := newCoreEnvPool(t, engine.Config{}, func(c *pgxpool.Config) { c.ConnConfig.Tracer = l })
 	e.configure("wide", `{}`)
 	const n = 300

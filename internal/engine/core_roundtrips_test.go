@@ -14,24 +14,34 @@ import (
 )
 
 // roundTrips counts what the engine sends to PostgreSQL: a statement or a
-// pipeline of statements is one round trip.
-type roundTrips struct{ n atomic.Int64 }
+// pipeline of statements is one round trip. With only set, it counts just
+// the statements only accepts (sent alone or in a pipeline).
+type roundTrips struct {
+	n    atomic.Int64
+	only func(sql string) bool
+}
 
 func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	// The notifier's NOTIFY to other replicas is sent from its own
 	// goroutine, debounced, whenever it likes: not a request's.
-	if !strings.HasPrefix(d.SQL, "SELECT pg_notify(") {
+	if r.only != nil && r.only(d.SQL) || r.only == nil && !strings.HasPrefix(d.SQL, "SELECT pg_notify(") {
 		r.n.Add(1)
 	}
 	return ctx
 }
 func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.n.Add(1)
+	if r.only == nil {
+		r.n.Add(1)
+	}
 	return ctx
 }
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (r *roundTrips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if r.only != nil && r.only(d.SQL) {
+		r.n.Add(1)
+	}
+}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // A pop of one waiting message and its ack cost few round trips: the
 // consumer transactions send BEGIN with their first statement and the
