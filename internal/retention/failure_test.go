@@ -86,11 +86,30 @@ func TestTheLoopReopensItsConnectionAfterItBreaks(t *testing.T) {
 	e.configure("q", map[string]any{"retentionEnabled": true, "retentionSeconds": 60})
 	e.pushSegment("q", "p", 1)
 	e.cycle() // opens the connection
+	// kill ends the loop's connection and waits until its backend is gone:
+	// pg_terminate_backend only signals it, and the backend holds the
+	// loop's advisory lock until it exits (on a busy machine, after the
+	// next cycle has tried for the lock).
 	kill := func() {
 		t.Helper()
-		if n := e.count(`SELECT count(pg_catalog.pg_terminate_backend(pid)) FROM pg_catalog.pg_stat_activity
-			WHERE application_name = 'lethe retention' AND datname = current_database()`); n != 1 {
-			t.Fatalf("terminated %d retention sessions, want its one connection", n)
+		const loopSessions = `FROM pg_catalog.pg_stat_activity
+			WHERE application_name = 'lethe retention' AND datname = current_database()`
+		if n := e.count(`SELECT count(*) ` + loopSessions); n != 1 {
+			t.Fatalf("%d retention sessions, want the loop's one connection", n)
+		}
+		pid := e.count(`SELECT pid ` + loopSessions)
+		if n := e.count(`SELECT pg_catalog.pg_terminate_backend($1::int)::int`, pid); n != 1 {
+			t.Fatalf("could not terminate the retention session %d", pid)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			if e.count(`SELECT (SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE pid = $1)
+				+ (SELECT count(*) FROM pg_catalog.pg_locks WHERE pid = $1)`, pid) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the terminated retention backend %d is still there after 30 s", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 
