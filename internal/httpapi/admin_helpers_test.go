@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -112,6 +113,24 @@ func (c *adminClient) push(queue, partition, txn string, payload any) api.PushRe
 	c.call("POST", "/api/v1/push", api.PushRequest{Items: []api.PushItem{{Queue: queue, Partition: partition,
 		TransactionID: txn, Payload: raw}}}, http.StatusCreated, &res)
 	return res[0]
+}
+
+// pushNumbered pushes {"n":0} to {"n":count-1} to queue/partition, one
+// request each: each message is a segment of its own.
+func (c *adminClient) pushNumbered(queue, partition string, count int) {
+	c.t.Helper()
+	for i := range count {
+		c.push(queue, partition, "", map[string]int{"n": i})
+	}
+}
+
+// sweep runs one retention cycle and requires it to delete frames frames.
+func (c *adminClient) sweep(frames int64) {
+	c.t.Helper()
+	res, err := c.srv.Retention.RunCycle(context.Background())
+	if err != nil || res.Retention.Frames != frames {
+		c.t.Fatalf("retention cycle: %+v, %v; want %d frames deleted", res.Retention, err, frames)
+	}
 }
 
 // pop pops up to batch messages for group (queue mode when empty); it

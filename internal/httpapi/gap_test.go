@@ -20,15 +20,10 @@ func TestPopTellsTheGroupWhatItLost(t *testing.T) {
 	c := setupAdmin(t, nil)
 	ctx := context.Background()
 	c.configure("g", `{"retentionEnabled":true,"retentionSeconds":60}`)
-	for i := range 4 { // offsets 0..3, one segment each
-		c.push("g", "p", "", map[string]int{"n": i})
-	}
+	c.pushNumbered("g", "p", 4)                                   // offsets 0..3
 	c.ack(c.pop("g", "p", "slow", 1)[0], "slow", "completed", "") // slow consumed offset 0
 	c.clock.Advance(2 * time.Minute)
-	res, err := c.srv.Retention.RunCycle(ctx)
-	if err != nil || res.Retention.Frames != 4 {
-		t.Fatalf("cycle: %+v, %v; want offsets 0..3 deleted", res.Retention, err)
-	}
+	c.sweep(4)
 	deletedAt := c.clock.Now()
 	c.clock.Advance(time.Minute)
 	c.push("g", "p", "", map[string]int{"n": 4})
@@ -104,17 +99,13 @@ func TestPopTellsAGapWithNothingNew(t *testing.T) {
 	c := setupAdmin(t, nil)
 	ctx := context.Background()
 	c.configure("n", `{"retentionEnabled":true,"retentionSeconds":60}`)
-	for i := range 3 { // offsets 0..2, one segment each
-		c.push("n", "p", "", map[string]int{"n": i})
-	}
+	c.pushNumbered("n", "p", 3)                                   // offsets 0..2
 	c.ack(c.pop("n", "p", "slow", 1)[0], "slow", "completed", "") // slow consumed offset 0
 	ahead := c.pop("n", "p", "ahead", 3)                          // ahead acks 1 and 2 but not 0
 	c.ack(ahead[1], "ahead", "completed", "")
 	c.ack(ahead[2], "ahead", "completed", "")
 	c.clock.Advance(10 * time.Minute) // ahead's lease on offset 0 lapses
-	if res, err := c.srv.Retention.RunCycle(ctx); err != nil || res.Retention.Frames != 3 {
-		t.Fatalf("cycle: %+v, %v; want offsets 0..2 deleted", res.Retention, err)
-	}
+	c.sweep(3)
 
 	resp := c.popResponse("/api/v1/pop/queue/n?consumerGroup=slow&batch=10&wait=false", http.StatusOK)
 	if len(resp.Messages) != 0 || len(resp.Gaps) != 1 || resp.Gaps[0].FromOffset != 1 || resp.Gaps[0].ToOffset != 2 ||

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -17,7 +16,6 @@ import (
 // retentionSeconds and maxWaitTimeSeconds wins.
 func TestTimeToLoss(t *testing.T) {
 	c := setupAdmin(t, nil)
-	ctx := context.Background()
 	c.configure("ttl", `{"retentionEnabled":true,"retentionSeconds":3600}`)
 	c.configure("keep", `{}`)
 	c.push("ttl", "a", "", 0) // offset 0 at T0
@@ -88,13 +86,9 @@ func TestTimeToLoss(t *testing.T) {
 	// segment, as a loss of slow's and not of fast's.
 	c.clock.Set(adminT0.Add(time.Hour))
 	want("slow", "ttl", "retentionSeconds", adminT0.Add(time.Hour), 0)
-	if res, err := c.srv.Retention.RunCycle(ctx); err != nil || res.Retention.Frames != 0 {
-		t.Fatalf("cycle at lossAt: %+v, %v, want nothing deleted", res.Retention, err)
-	}
+	c.sweep(0)
 	c.clock.Advance(time.Second)
-	if res, err := c.srv.Retention.RunCycle(ctx); err != nil || res.Retention.Frames != 1 {
-		t.Fatalf("cycle just after lossAt: %+v, %v, want offset 0 deleted", res.Retention, err)
-	}
+	c.sweep(1) // offset 0
 	var hist api.RetentionHistory
 	c.call("GET", "/api/v1/retention/history?queue=ttl", nil, http.StatusOK, &hist)
 	lost := map[string]int64{}
