@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -139,8 +140,12 @@ func (r procReply) outcome() string {
 		return "hang"
 	case errors.Is(r.err, syscall.ECONNREFUSED):
 		return "refused"
+	// The server went away mid-request: the peer reset the connection, or
+	// the client's transport closed it while still writing the request
+	// (net.ErrClosed: it had read the end of the connection meanwhile).
 	case errors.Is(r.err, syscall.ECONNRESET), errors.Is(r.err, syscall.EPIPE), errors.Is(r.err, io.EOF),
-		errors.Is(r.err, io.ErrUnexpectedEOF), strings.Contains(r.err.Error(), "server closed idle connection"):
+		errors.Is(r.err, io.ErrUnexpectedEOF), errors.Is(r.err, net.ErrClosed),
+		strings.Contains(r.err.Error(), "server closed idle connection"):
 		return "reset"
 	}
 	return "error"
