@@ -328,6 +328,7 @@ func (r *runner) ceiling(ctx context.Context, size int) {
 		{"segment ingest, rows of 10", ceiling.IngestSmallSegments, []string{"push"}},
 		{"INSERT per message", ceiling.InsertPerMessage, []string{"push"}},
 		{"INSERT latency", ceiling.InsertLatency, []string{"latency"}},
+		{"end-to-end latency", ceiling.E2ELatency, []string{"latency"}},
 		{"segment delete", ceiling.DeleteSegments, []string{"sweep"}},
 		{"table drop", ceiling.DropTable, []string{"tiers"}},
 		{"segment move", ceiling.MoveSegments, []string{"held"}},

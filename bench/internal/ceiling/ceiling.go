@@ -89,11 +89,19 @@ func Prepare(ctx context.Context, env *Env) error {
 }
 
 func newPool(ctx context.Context, env *Env, conns int) (*pgxpool.Pool, error) {
+	return newPoolWith(ctx, env, conns, nil)
+}
+
+// newPoolWith is newPool with run-time parameters set on every connection.
+func newPoolWith(ctx context.Context, env *Env, conns int, params map[string]string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(env.DSN)
 	if err != nil {
 		return nil, err
 	}
 	cfg.MaxConns, cfg.MinConns = int32(conns), int32(conns)
+	for k, v := range params {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("ceiling: connect: %w", err)

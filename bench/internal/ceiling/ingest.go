@@ -48,6 +48,7 @@ func ingestRows(ctx context.Context, env *Env, size, perRow, firstPartition int,
 	blobs := segmentBlobs(uint64(size)+uint64(perRow), 32, perRow, size)
 	next := make([]int64, segmentConns)
 	env.settle(ctx)
+	cores := stack.CoresFrom(0, time.Now().Add(env.Plan.Warmup))
 	out := meter.Run(ctx, meter.Spec{
 		Name: fmt.Sprintf("ceiling segment ingest (rows of %d) %s", perRow, payload.Label(size)), Unit: "msg", Workers: segmentConns,
 		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Latency: true, Out: env.Out, Window: env.window(ctx, key),
@@ -67,6 +68,7 @@ func ingestRows(ctx context.Context, env *Env, size, perRow, firstPartition int,
 		Key: key, System: result.Ceiling, Scenario: "segment-ingest", Label: label, Payload: size,
 		Batch: perRow, Clients: segmentConns, Partitions: segmentConns, Unit: "msg/s",
 	}.FromOutcome(out)
+	r.Notes = cpuNote(cores(), r.Value)
 	lat := out.Latency
 	r.Latency = &lat
 	env.Sink.Add(r)
@@ -85,6 +87,7 @@ func InsertPerMessage(ctx context.Context, env *Env, size int) error {
 	seq := make([]int, insertConns)
 	env.settle(ctx)
 	key := fmt.Sprintf("ceiling/insert/%d", size)
+	cores := stack.CoresFrom(0, time.Now().Add(env.Plan.Warmup))
 	out := meter.Run(ctx, meter.Spec{
 		Name: "ceiling INSERT per message " + payload.Label(size), Unit: "msg", Workers: insertConns,
 		Warmup: env.Plan.Warmup, Duration: env.Plan.Duration, Latency: true, Out: env.Out, Window: env.window(ctx, key),
@@ -102,6 +105,7 @@ func InsertPerMessage(ctx context.Context, env *Env, size int) error {
 		Label: "raw one INSERT per message, 64 connections, one transaction each", Payload: size,
 		Batch: 1, Clients: insertConns, Unit: "msg/s",
 	}.FromOutcome(out)
+	r.Notes = cpuNote(cores(), r.Value)
 	lat := out.Latency
 	r.Latency = &lat
 	env.Sink.Add(r)
@@ -155,4 +159,10 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 		Notes: fmt.Sprintf("%d sends skipped (all %d senders busy); %s", missed, senders, busy),
 	})
 	return nil
+}
+
+// cpuNote is a ceiling row's CPU over its window (lethe, idle then, counts
+// among the others): the cost per message lethe's rows are held against.
+func cpuNote(c stack.Cores, rate float64) string {
+	return c.String(runtime.NumCPU()) + "; " + c.PerMessage(rate)
 }

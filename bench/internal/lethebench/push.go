@@ -3,6 +3,8 @@ package lethebench
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"time"
 
 	"github.com/lethe-mq/lethe/bench/internal/meter"
 	"github.com/lethe-mq/lethe/bench/internal/payload"
@@ -65,6 +67,7 @@ func Push(ctx context.Context, env *Env, s PushShape, size int) error {
 		return err
 	}
 	seq := make([]int, s.Clients)
+	cores := env.coresFrom(time.Now().Add(env.Plan.Warmup))
 	out := meter.Run(ctx, meter.Spec{
 		Name: fmt.Sprintf("lethe push b%d c%d p%d %s", s.Batch, s.Clients, s.Partitions, payload.Label(size)),
 		Unit: "msg", Workers: s.Clients, Warmup: env.Plan.Warmup, Duration: env.Plan.Duration,
@@ -78,6 +81,7 @@ func Push(ctx context.Context, env *Env, s PushShape, size int) error {
 		}
 		return s.Batch, nil
 	})
+	busy := cores()
 	r = r.FromOutcome(out)
 	lat := out.Latency
 	r.Latency = &lat
@@ -91,6 +95,7 @@ func Push(ctx context.Context, env *Env, s PushShape, size int) error {
 		r.Notes += fmt.Sprintf("; %s commit groups, %.1f partitions each on average (warmup included)",
 			meter.Group(int64(n)), (parts1-parts0)/n)
 	}
+	r.Notes += "; " + busy.String(runtime.NumCPU()) + "; " + busy.PerMessage(r.Value)
 	env.Sink.Add(r)
 	return nil
 }

@@ -46,3 +46,14 @@ func selfCPU(t *testing.T) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+func TestPerMessageDividesEachProcessGroupsCoresByTheRate(t *testing.T) {
+	c := Cores{Lethe: 0.5, Postgres: 1, Bench: 0.25, Others: 0.05}
+	want := "CPU per message: lethe 500 µs, PostgreSQL 1000 µs, load generator 250 µs, all 1800 µs"
+	if got := c.PerMessage(1000); got != want {
+		t.Fatalf("PerMessage(1000) = %q, want %q", got, want)
+	}
+	if got := c.PerMessage(0); got != "CPU per message: no messages" {
+		t.Fatalf("PerMessage(0) = %q", got)
+	}
+}
