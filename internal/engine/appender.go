@@ -30,7 +30,10 @@ type appender struct {
 	closed bool
 	// jobs carries each partition's next segment to the committers.
 	jobs chan *flushJob
-	stop <-chan struct{}
+	// slots bounds the transactions writing segments at once, whoever
+	// writes them: a committer, or a flusher that found a slot free.
+	slots chan struct{}
+	stop  <-chan struct{}
 }
 
 // Commit groups: how many write at once, and how much one takes.
@@ -80,7 +83,8 @@ func (r *appendReq) add(hash int64, minted bool, f []byte, at time.Time) {
 }
 
 func newAppender(e *Engine, stop <-chan struct{}) *appender {
-	a := &appender{e: e, inflight: map[uuid.UUID]*pending{}, jobs: make(chan *flushJob), stop: stop}
+	a := &appender{e: e, inflight: map[uuid.UUID]*pending{}, jobs: make(chan *flushJob),
+		slots: make(chan struct{}, committers), stop: stop}
 	for range committers {
 		e.goBackground(a.commitLoop)
 	}
@@ -105,19 +109,35 @@ func (a *appender) commitLoop() {
 		case j := <-a.jobs:
 			group = append(group, j)
 		}
-	gather:
-		for len(group) < commitGroupMaxJobs {
-			select {
-			case j := <-a.jobs:
-				group = append(group, j)
-			default:
-				break gather
-			}
+		select {
+		case a.slots <- struct{}{}:
+		case <-a.stop:
+			// Shutting down: the job's flusher is waiting for it.
+			group[0].err = a.e.writeSegment(context.Background(), a.e.pool, group[0].pid, group[0].reqs)
+			close(group[0].done)
+			return
 		}
-		a.e.writeGroup(context.Background(), group)
-		for _, j := range group {
-			close(j.done)
+		a.writeInSlot(group)
+	}
+}
+
+// writeInSlot writes group, and every other segment ready by now, in one
+// transaction, holding a slot it gives back after; it closes each job's
+// done.
+func (a *appender) writeInSlot(group []*flushJob) {
+gather:
+	for len(group) < commitGroupMaxJobs {
+		select {
+		case j := <-a.jobs:
+			group = append(group, j)
+		default:
+			break gather
 		}
+	}
+	a.e.writeGroup(context.Background(), group)
+	<-a.slots
+	for _, j := range group {
+		close(j.done)
 	}
 }
 
@@ -204,10 +224,21 @@ func (a *appender) append(ctx context.Context, pid uuid.UUID, req *appendReq) er
 	if !running {
 		p = &pending{}
 		a.inflight[pid] = p
-		a.e.goBackground(func() { a.flushLoop(pid) })
+		// Counted before close() can see this flush, so Close waits for it.
+		a.e.bg.Add(1)
 	}
 	p.reqs = append(p.reqs, req)
 	a.mu.Unlock()
+	if !running {
+		// The partition was idle, so this request's goroutine flushes it:
+		// at low load a push is then written without a hand-off to other
+		// goroutines. What arrived meanwhile gets a flusher of its own.
+		a.flushNext(pid)
+		if a.stillPending(pid) {
+			a.e.goBackground(func() { a.flushLoop(pid) })
+		}
+		a.e.bg.Done()
+	}
 	select {
 	case <-req.done:
 		return req.err
@@ -221,24 +252,55 @@ func (a *appender) append(ctx context.Context, pid uuid.UUID, req *appendReq) er
 // flushLoop writes the partition's waiting requests, a segment at a time,
 // until none are left.
 func (a *appender) flushLoop(pid uuid.UUID) {
-	for {
-		batch := a.next(pid)
-		if batch == nil {
-			return
-		}
-		job := &flushJob{pid: pid, reqs: batch, done: make(chan struct{})}
-		select {
-		case a.jobs <- job:
-			<-job.done
-		case <-a.stop:
-			// Shutting down: no committer is listening any more.
-			job.err = a.e.writeSegment(context.Background(), a.e.pool, pid, batch)
-		}
-		for _, r := range batch {
-			r.err = job.err
-			close(r.done)
-		}
+	for a.flushNext(pid) {
 	}
+}
+
+// flushNext writes the partition's next segment and answers its requests;
+// false when none waited (the partition's flushing is then over).
+func (a *appender) flushNext(pid uuid.UUID) bool {
+	batch := a.next(pid)
+	if batch == nil {
+		return false
+	}
+	job := &flushJob{pid: pid, reqs: batch, done: make(chan struct{})}
+	a.commit(job)
+	for _, r := range batch {
+		r.err = job.err
+		close(r.done)
+	}
+	return true
+}
+
+// commit writes job and returns when it is written. With a slot free it
+// writes here, taking along the segments other partitions have ready;
+// else a committer groups it with those ready when a slot frees.
+func (a *appender) commit(job *flushJob) {
+	select {
+	case a.slots <- struct{}{}:
+		a.writeInSlot([]*flushJob{job})
+		return
+	default:
+	}
+	select {
+	case a.jobs <- job:
+		<-job.done
+	case <-a.stop:
+		// Shutting down: no committer is listening any more.
+		job.err = a.e.writeSegment(context.Background(), a.e.pool, job.pid, job.reqs)
+	}
+}
+
+// stillPending says whether requests wait for partition pid; if none do,
+// the partition's flushing ends here (the next push starts it again).
+func (a *appender) stillPending(pid uuid.UUID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.inflight[pid].reqs) == 0 {
+		delete(a.inflight, pid)
+		return false
+	}
+	return true
 }
 
 // next takes the partition's next segment's worth of waiting requests (one

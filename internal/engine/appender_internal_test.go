@@ -126,3 +126,69 @@ func TestCommitGroupFailsAlone(t *testing.T) {
 		}
 	}
 }
+
+// At most `committers` transactions write segments at once, whoever writes
+// them: with every slot held, pushes to idle partitions (which would write
+// in their own goroutines) are handed to the committers, and those wait
+// too; once a slot frees, every push is written. Not parallel:
+// TestCoreCloseWaitsForEveryGoroutine counts goroutines.
+func TestAppendWritesOnlyInAFreeSlot(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := schema.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	e := New(pool, Config{Clock: clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer e.Close()
+	for range committers {
+		e.appender.slots <- struct{}{}
+	}
+	answered := make(chan error, 2)
+	for _, p := range []string{"a", "b"} {
+		go func() {
+			_, err := e.Push(ctx, []api.PushItem{{Queue: "slots", Partition: p, Payload: json.RawMessage(`1`)}}, "")
+			answered <- err
+		}()
+	}
+	// Both pushes are in the appender once their partitions are flushing.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		e.appender.mu.Lock()
+		n := len(e.appender.inflight)
+		e.appender.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 pushes reached the appender", n)
+		}
+	}
+	select {
+	case err := <-answered:
+		t.Fatalf("a push was answered (error %v) while every slot was held", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-e.appender.slots
+	for range 2 {
+		if err := <-answered; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var frames int64
+	if err := pool.QueryRow(ctx, `
+		SELECT coalesce(sum(s.frame_count), 0) FROM lethe.segments s
+		  JOIN lethe.partitions p ON p.id = s.partition_id JOIN lethe.queues q ON q.id = p.queue_id
+		 WHERE q.name = 'slots'`).Scan(&frames); err != nil {
+		t.Fatal(err)
+	}
+	if frames != 2 {
+		t.Errorf("%d frames stored, want 2", frames)
+	}
+	for range committers - 1 {
+		<-e.appender.slots
+	}
+}
