@@ -209,3 +209,73 @@ func TestAppendMintedFramesHaveNoSidecarEntry(t *testing.T) {
 		t.Errorf("a's minted id resolves in partition b: found %v, %v", found, err)
 	}
 }
+
+// A segment of minted frames only is appended by one statement, not the
+// PL/pgSQL function; where that statement cannot write (the leaf for the
+// push's time is not made yet, the partition is gone) the function takes
+// over in the same transaction: the leaf is made, the offsets run on, the
+// append time never goes back, and a gone partition is told as such.
+func TestAppendMintedSegmentWithoutTheFunction(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	a := e.partition("q", "a")
+	later := t0.AddDate(2, 0, 0) // no leaf is made that far ahead
+	// The first append at t0 finds no leaf for it either: the function
+	// makes it.
+	first, err := store.Append(e.ctx, e.pool, a, batchOf("m:", "m:"), t0)
+	if want := []store.Appended{{Offset: 0}, {Offset: 1}}; err != nil || !slices.Equal(first, want) {
+		t.Fatalf("first append answered %+v, %v; want %+v", first, err, want)
+	}
+	// With the function gone (in a transaction rolled back after), a
+	// minted segment whose leaf exists is still written.
+	probe, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := probe.Exec(e.ctx, `ALTER FUNCTION lethe.append_segment(uuid, bigint[], int[], int[], bytea, timestamptz, timestamptz, timestamptz) RENAME TO append_segment_away`); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := store.Append(e.ctx, probe, a, batchOf("m:"), t0); err != nil || got[0].Offset != 2 {
+		t.Errorf("a minted append without lethe.append_segment answered %+v, %v; want offset 2 in one statement", got, err)
+	}
+	if err := probe.Rollback(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	tx, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(e.ctx)
+	for i, now := range []time.Time{later, t0} {
+		got, err := store.Append(e.ctx, tx, a, batchOf("m:", "m:"), now)
+		want := []store.Appended{{Offset: int64(2*i + 2)}, {Offset: int64(2*i + 3)}}
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("append at %s answered %+v, %v; want %+v", now, got, err, want)
+		}
+	}
+	if err := tx.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := strings.Join(e.readNamed(a, 0, 10), " "); r != "0:m 1:m 2:m 3:m 4:m 5:m" {
+		t.Errorf("partition reads %s", r)
+	}
+	var appended []time.Time
+	rows, err := e.pool.Query(e.ctx, `SELECT appended_at FROM lethe.segments WHERE partition_id = $1 ORDER BY base_offset`, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var at time.Time
+		if err := rows.Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		appended = append(appended, at)
+	}
+	if rows.Err() != nil || len(appended) != 3 || !appended[0].Equal(t0) || !appended[1].Equal(later) || !appended[2].Equal(later) {
+		t.Errorf("segments appended at %v (%v), want %s, then %s twice: the time never goes back", appended, rows.Err(), t0, later)
+	}
+	if _, err := store.Append(e.ctx, e.pool, uuid.New(), batchOf("m:"), t0); !errors.Is(err, store.ErrPartitionGone) {
+		t.Errorf("a minted append to a partition that does not exist: %v, want ErrPartitionGone", err)
+	}
+}
