@@ -29,14 +29,7 @@ import (
 // parallel: TestCoreCloseWaitsForEveryGoroutine counts goroutines.
 func TestCommitGroupFailsAlone(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := schema.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migratedPool(t)
 	var mu sync.Mutex
 	var commits []int // what Hooks.CommitGroup observed
 	e := New(pool, Config{Clock: clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
@@ -134,14 +127,7 @@ func TestCommitGroupFailsAlone(t *testing.T) {
 // TestCoreCloseWaitsForEveryGoroutine counts goroutines.
 func TestAppendWritesOnlyInAFreeSlot(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := schema.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migratedPool(t)
 	e := New(pool, Config{Clock: clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	defer e.Close()
@@ -191,4 +177,19 @@ func TestAppendWritesOnlyInAFreeSlot(t *testing.T) {
 	for range committers - 1 {
 		<-e.appender.slots
 	}
+}
+
+// migratedPool is a pool on a new database with lethe's schema, closed
+// when the test ends.
+func migratedPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := schema.Migrate(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
 }
