@@ -28,17 +28,16 @@ type appender struct {
 	inflight map[uuid.UUID]*pending
 	// closed refuses new appends once Close began.
 	closed bool
-	// jobs carries each partition's next segment to the committers.
+	// jobs hands a flusher's segment to the writer holding a slot, which
+	// writes it with its own.
 	jobs chan *flushJob
-	// slots bounds the transactions writing segments at once, whoever
-	// writes them: a committer, or a flusher that found a slot free.
+	// slots bounds the transactions writing segments at once.
 	slots chan struct{}
-	stop  <-chan struct{}
 }
 
 // Commit groups: how many write at once, and how much one takes.
 const (
-	committers         = 4
+	writeSlots         = 4
 	commitGroupMaxJobs = 128
 )
 
@@ -82,13 +81,9 @@ func (r *appendReq) add(hash int64, minted bool, f []byte, at time.Time) {
 	r.bytes += len(f)
 }
 
-func newAppender(e *Engine, stop <-chan struct{}) *appender {
-	a := &appender{e: e, inflight: map[uuid.UUID]*pending{}, jobs: make(chan *flushJob),
-		slots: make(chan struct{}, committers), stop: stop}
-	for range committers {
-		e.goBackground(a.commitLoop)
-	}
-	return a
+func newAppender(e *Engine) *appender {
+	return &appender{e: e, inflight: map[uuid.UUID]*pending{}, jobs: make(chan *flushJob),
+		slots: make(chan struct{}, writeSlots)}
 }
 
 // close refuses further appends; those already waiting are still written.
@@ -96,29 +91,6 @@ func (a *appender) close() {
 	a.mu.Lock()
 	a.closed = true
 	a.mu.Unlock()
-}
-
-// commitLoop takes the next segment, and every other one ready now, and
-// writes them in one transaction.
-func (a *appender) commitLoop() {
-	for {
-		var group []*flushJob
-		select {
-		case <-a.stop:
-			return
-		case j := <-a.jobs:
-			group = append(group, j)
-		}
-		select {
-		case a.slots <- struct{}{}:
-		case <-a.stop:
-			// Shutting down: the job's flusher is waiting for it.
-			group[0].err = a.e.writeSegment(context.Background(), a.e.pool, group[0].pid, group[0].reqs)
-			close(group[0].done)
-			return
-		}
-		a.writeInSlot(group)
-	}
 }
 
 // writeInSlot writes group, and every other segment ready by now, in one
@@ -272,22 +244,15 @@ func (a *appender) flushNext(pid uuid.UUID) bool {
 	return true
 }
 
-// commit writes job and returns when it is written. With a slot free it
-// writes here, taking along the segments other partitions have ready;
-// else a committer groups it with those ready when a slot frees.
+// commit writes job and returns when it is written: by this goroutine
+// when it gets a slot (taking along the segments other flushers are
+// offering), else by the flusher that gets one first.
 func (a *appender) commit(job *flushJob) {
 	select {
 	case a.slots <- struct{}{}:
 		a.writeInSlot([]*flushJob{job})
-		return
-	default:
-	}
-	select {
 	case a.jobs <- job:
 		<-job.done
-	case <-a.stop:
-		// Shutting down: no committer is listening any more.
-		job.err = a.e.writeSegment(context.Background(), a.e.pool, job.pid, job.reqs)
 	}
 }
 

@@ -120,10 +120,10 @@ func TestCommitGroupFailsAlone(t *testing.T) {
 	}
 }
 
-// At most `committers` transactions write segments at once, whoever writes
-// them: with every slot held, pushes to idle partitions (which would write
-// in their own goroutines) are handed to the committers, and those wait
-// too; once a slot frees, every push is written. Not parallel:
+// At most `writeSlots` transactions write segments at once: with every slot
+// held, pushes to idle partitions (which would write in their own
+// goroutines) wait; once a slot frees, every push is written, the waiting
+// segments together. Not parallel:
 // TestCoreCloseWaitsForEveryGoroutine counts goroutines.
 func TestAppendWritesOnlyInAFreeSlot(t *testing.T) {
 	ctx := context.Background()
@@ -131,7 +131,7 @@ func TestAppendWritesOnlyInAFreeSlot(t *testing.T) {
 	e := New(pool, Config{Clock: clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	defer e.Close()
-	for range committers {
+	for range writeSlots {
 		e.appender.slots <- struct{}{}
 	}
 	answered := make(chan error, 2)
@@ -174,7 +174,7 @@ func TestAppendWritesOnlyInAFreeSlot(t *testing.T) {
 	if frames != 2 {
 		t.Errorf("%d frames stored, want 2", frames)
 	}
-	for range committers - 1 {
+	for range writeSlots - 1 {
 		<-e.appender.slots
 	}
 }

@@ -135,7 +135,7 @@ func TestCorePushFlushSignals(t *testing.T) {
 }
 
 // Close waits for every goroutine the engine started, group-commit
-// flushers and committers included, and refuses pushes afterwards. Not
+// flushers included, and refuses pushes afterwards. Not
 // parallel: it looks at every goroutine of the process.
 func TestCoreCloseWaitsForEveryGoroutine(t *testing.T) {
 	e := newCoreEnv(t, engine.Config{})

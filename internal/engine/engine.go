@@ -100,8 +100,8 @@ type Engine struct {
 }
 
 // New returns an Engine on pool, whose schema must be migrated. It starts
-// the group-commit committers and the listener that wakes long polls for
-// pushes made through other replicas; Close stops them.
+// the listener that wakes long polls for pushes made through other
+// replicas; Close stops it.
 func New(pool *pgxpool.Pool, cfg Config) *Engine {
 	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
@@ -123,7 +123,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Engine {
 	e.catalog = newCatalog(pool, cfg.Clock, cfg.DefaultRetentionTier, cfg.DefaultQuarantined)
 	e.work = newWorkLists()
 	e.notifier = newNotifier(pool, cfg.Logger, cfg.TestSignals.Woken.Signal)
-	e.appender = newAppender(e, ctx.Done())
+	e.appender = newAppender(e)
 	e.goBackground(func() { e.notifier.listen(ctx) })
 	e.goBackground(func() { e.notifier.sendLoop(ctx) })
 	return e

@@ -110,10 +110,7 @@ func E2ELatency(ctx context.Context, env *Env, size int) error {
 		}
 	})
 	busy := cores().String(runtime.NumCPU())
-	deadline := time.Now().Add(3 * time.Second)
-	for recvd.Load() < sentMeasured.Load() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	meter.AwaitDelivered(&recvd, &sentMeasured, 3*time.Second)
 	stopConsumers()
 	wg.Wait()
 	prog.Stop()

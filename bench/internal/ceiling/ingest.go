@@ -68,7 +68,7 @@ func ingestRows(ctx context.Context, env *Env, size, perRow, firstPartition int,
 		Key: key, System: result.Ceiling, Scenario: "segment-ingest", Label: label, Payload: size,
 		Batch: perRow, Clients: segmentConns, Partitions: segmentConns, Unit: "msg/s",
 	}.FromOutcome(out)
-	r.Notes = cpuNote(cores(), r.Value)
+	r.Notes = cores().Note(runtime.NumCPU(), r.Value) // lethe, idle then, counts among the others
 	lat := out.Latency
 	r.Latency = &lat
 	env.Sink.Add(r)
@@ -105,7 +105,7 @@ func InsertPerMessage(ctx context.Context, env *Env, size int) error {
 		Label: "raw one INSERT per message, 64 connections, one transaction each", Payload: size,
 		Batch: 1, Clients: insertConns, Unit: "msg/s",
 	}.FromOutcome(out)
-	r.Notes = cpuNote(cores(), r.Value)
+	r.Notes = cores().Note(runtime.NumCPU(), r.Value) // lethe, idle then, counts among the others
 	lat := out.Latency
 	r.Latency = &lat
 	env.Sink.Add(r)
@@ -159,10 +159,4 @@ func InsertLatency(ctx context.Context, env *Env, size int) error {
 		Notes: fmt.Sprintf("%d sends skipped (all %d senders busy); %s", missed, senders, busy),
 	})
 	return nil
-}
-
-// cpuNote is a ceiling row's CPU over its window (lethe, idle then, counts
-// among the others): the cost per message lethe's rows are held against.
-func cpuNote(c stack.Cores, rate float64) string {
-	return c.String(runtime.NumCPU()) + "; " + c.PerMessage(rate)
 }

@@ -80,12 +80,7 @@ func Latency(ctx context.Context, env *Env, size int) error {
 	cores := env.coresFrom(measureFrom)
 	started, missed := pacedPushes(ctx, env, c, b, size, measureFrom, &pushRTT, &sentMeasured, &errs)
 	busy := cores().String(runtime.NumCPU())
-	// Messages still in flight get a moment to arrive, so the slowest are
-	// counted rather than dropped from the tail.
-	deadline := time.Now().Add(3 * time.Second)
-	for recvd.Load() < sentMeasured.Load() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	meter.AwaitDelivered(&recvd, &sentMeasured, 3*time.Second)
 	stopConsumers()
 	wg.Wait()
 	prog.Stop()

@@ -95,7 +95,7 @@ func Push(ctx context.Context, env *Env, s PushShape, size int) error {
 		r.Notes += fmt.Sprintf("; %s commit groups, %.1f partitions each on average (warmup included)",
 			meter.Group(int64(n)), (parts1-parts0)/n)
 	}
-	r.Notes += "; " + busy.String(runtime.NumCPU()) + "; " + busy.PerMessage(r.Value)
+	r.Notes += "; " + busy.Note(runtime.NumCPU(), r.Value)
 	env.Sink.Add(r)
 	return nil
 }

@@ -149,3 +149,25 @@ func TestErrorsKeepTheFirst(t *testing.T) {
 		t.Errorf("after two: %d, %q; want 2, \"first\"", e.Count(), e.First())
 	}
 }
+
+// AwaitDelivered returns as soon as the deliveries catch up, and gives up
+// at its limit when they do not.
+func TestAwaitDeliveredStopsWhenCaughtUpOrAtItsLimit(t *testing.T) {
+	var delivered, sent atomic.Int64
+	sent.Store(2)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		delivered.Store(2)
+	}()
+	start := time.Now()
+	AwaitDelivered(&delivered, &sent, 10*time.Second)
+	if took := time.Since(start); took > 5*time.Second || delivered.Load() != 2 {
+		t.Errorf("returned after %s with %d delivered, want soon after both arrived", took, delivered.Load())
+	}
+	sent.Store(3)
+	start = time.Now()
+	AwaitDelivered(&delivered, &sent, 100*time.Millisecond)
+	if took := time.Since(start); took < 100*time.Millisecond {
+		t.Errorf("returned after %s with one message missing, want the whole limit", took)
+	}
+}

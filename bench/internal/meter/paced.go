@@ -3,6 +3,7 @@ package meter
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,4 +47,13 @@ func Paced(ctx context.Context, rate, senders int, d time.Duration, fn func(ctx 
 	close(jobs)
 	wg.Wait()
 	return started, missed
+}
+
+// AwaitDelivered gives messages still in flight after a paced run up to
+// limit to arrive (until delivered catches up with sent), so the slowest
+// are counted rather than dropped from a latency's tail.
+func AwaitDelivered(delivered, sent *atomic.Int64, limit time.Duration) {
+	for deadline := time.Now().Add(limit); delivered.Load() < sent.Load() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 }

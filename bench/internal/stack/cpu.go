@@ -118,6 +118,11 @@ func (c Cores) String(ncpu int) string {
 		c.Lethe, c.Postgres, c.Bench, c.Others, c.Total(), ncpu)
 }
 
+// Note is String and PerMessage together, as a throughput row's notes end.
+func (c Cores) Note(ncpu int, rate float64) string {
+	return c.String(ncpu) + "; " + c.PerMessage(rate)
+}
+
 // PerMessage reads as "CPU per message: lethe 12 µs, PostgreSQL 30 µs, load
 // generator 5 µs, all 49 µs": the window's core-seconds divided by the
 // messages it moved at rate a second. On saturated cores a throughput ratio
