@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -117,5 +118,62 @@ func TestAppendGroupLeavesTheUncommonCases(t *testing.T) {
 	}
 	if _, _, err := store.AppendGroup(e.ctx, e.pool, []uuid.UUID{pids[1], pids[0]}, []*store.Batch{batchOf("p"), batchOf("q")}, t0); err == nil {
 		t.Error("partitions out of lock order were accepted")
+	}
+}
+
+// A group with no producer's id is written by one statement, not
+// lethe.append_segments: with the function renamed away (in a transaction
+// rolled back after) it still lands. A leaf not made yet, or a gone
+// partition, sends it to the function, which makes the leaf or refuses
+// the group as before.
+func TestAppendGroupMintedWithoutTheFunction(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	pids := e.sortedPartitions(3)
+	e.appendAt(e.pool, pids[1], t0, "old") // makes t0's leaf
+	minted := func() []*store.Batch {
+		return []*store.Batch{batchOf("m:", "m:"), batchOf("m:"), batchOf("m:", "m:", "m:")}
+	}
+	probe, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := probe.Exec(e.ctx, `ALTER FUNCTION lethe.append_segments(uuid[], int[], int[], bigint[], int[], bytea[], timestamptz[], timestamptz[], timestamptz) RENAME TO append_segments_away`); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := store.AppendGroup(e.ctx, probe, pids, minted(), t0)
+	want := [][]store.Appended{{{Offset: 0}, {Offset: 1}}, {{Offset: 1}}, {{Offset: 0}, {Offset: 1}, {Offset: 2}}}
+	if err != nil || !ok || !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("a minted group without lethe.append_segments answered %+v, ok %v, %v; want %+v in one statement", got, ok, err, want)
+	}
+	if err := probe.Rollback(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	later := t0.AddDate(2, 0, 0) // no leaf is made that far ahead
+	for i, now := range []time.Time{t0, later, t0} {
+		got, ok, err := store.AppendGroup(e.ctx, e.pool, pids, minted(), now)
+		n := int64(i)
+		want := [][]store.Appended{{{Offset: 2 * n}, {Offset: 2*n + 1}}, {{Offset: n + 1}}, {{Offset: 3 * n}, {Offset: 3*n + 1}, {Offset: 3*n + 2}}}
+		if err != nil || !ok || !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("group %d at %s answered %+v, ok %v, %v; want %+v", i, now, got, ok, err, want)
+		}
+	}
+	for i, want := range []string{"0:m 1:m 2:m 3:m 4:m 5:m", "0:old 1:m 2:m 3:m", "0:m 1:m 2:m 3:m 4:m 5:m 6:m 7:m 8:m"} {
+		if r := strings.Join(e.readNamed(pids[i], 0, 20), " "); r != want {
+			t.Errorf("partition %d reads %s, want %s", i, r, want)
+		}
+	}
+	var last time.Time
+	if err := e.pool.QueryRow(e.ctx, `SELECT max(appended_at) FROM lethe.segments WHERE partition_id = $1 AND base_offset = 3`, pids[1]).Scan(&last); err != nil || !last.Equal(later) {
+		t.Errorf("the group after the later one was appended at %s (%v), want %s: the time never goes back", last, err, later)
+	}
+	gone := slices.Clone(pids)
+	gone[0] = uuid.UUID{} // sorts first
+	if _, ok, err := store.AppendGroup(e.ctx, e.pool, gone, minted(), t0); ok || err != nil {
+		t.Errorf("a minted group with a gone partition: ok %v, %v; want not ok and no error", ok, err)
+	}
+	if r := strings.Join(e.readNamed(pids[2], 0, 20), " "); strings.Count(r, ":m") != 9 {
+		t.Errorf("the refused group wrote to a partition: it reads %s", r)
 	}
 }
