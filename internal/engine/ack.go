@@ -143,7 +143,7 @@ func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group s
 			}
 		}
 		if target.next > row.Committed+1 {
-			fx.released(target.queue, group)
+			fx.released(target.queue, group, target.hint(pid))
 		}
 	}
 	countAcks(items, applied, target.queue, group, fx)

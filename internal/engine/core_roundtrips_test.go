@@ -2,15 +2,18 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // roundTrips counts what the engine sends to PostgreSQL: a statement or a
@@ -67,5 +70,66 @@ func TestCorePopAndAckRoundTrips(t *testing.T) {
 	}
 	if n := e.count(`SELECT committed FROM lethe.cursors WHERE group_name = 'g'`); n != 1 {
 		t.Fatalf("after acking both messages the cursor is at %d, want 1: the deferred update was lost", n)
+	}
+}
+
+// A long poll woken by a push, or by a lease released on a partition with
+// more work, claims that partition without listing the queue's partitions
+// first: the wake-up names it (the listing was a round trip of its own).
+// Named a partition where the group has no cursor yet, the pop still
+// delivers: it finds nothing to lock, lists, and makes the cursor.
+func TestCoreWokenPopSkipsTheListing(t *testing.T) {
+	t.Parallel()
+	listings := &roundTrips{only: func(sql string) bool {
+		return strings.Contains(sql, "LEFT JOIN lethe.cursors c ON c.partition_id = p.id")
+	}}
+	e := newCoreEnvPool(t, engine.Config{}, func(c *pgxpool.Config) { c.ConnConfig.Tracer = listings })
+	if err := store.EnsureLeaves(e.ctx, e.pool, []string{"forever", store.TierTxns}, coreT0, 1); err != nil {
+		t.Fatal(err)
+	}
+	req := engine.PopRequest{Queue: "hint", Group: "g"}
+	e.push("hint", "p1", `"a"`)
+	e.push("hint", "p2", `"b"`)
+	for range 2 { // the group's cursors on both
+		e.ackMsg(e.popN(req, 1).Messages[0], api.AckCompleted)
+	}
+	type result struct {
+		resp *api.PopResponse
+		err  error
+	}
+	// longPoll starts a long poll, waits until it sleeps, runs wake, and
+	// answers the messages it got and the listings made meanwhile.
+	longPoll := func(wake func()) ([]string, int64) {
+		t.Helper()
+		done := make(chan result, 1)
+		go func() {
+			r := req
+			r.Wait, r.Timeout = true, 10*time.Second
+			resp, err := e.eng.Pop(e.ctx, r)
+			done <- result{resp, err}
+		}()
+		e.sig.Waiting.WaitFor(t, func(q string) bool { return q == "hint" })
+		before := listings.n.Load()
+		wake()
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("long poll: %v", r.err)
+		}
+		return corePayloads(r.resp), listings.n.Load() - before
+	}
+
+	got, listed := longPoll(func() { e.push("hint", "p2", `"c"`) })
+	if !slices.Equal(got, []string{`"c"`}) || listed != 0 {
+		t.Errorf("a long poll woken by a push got %v after %d listings, want [\"c\"] after none", got, listed)
+	}
+	e.push("hint", "p1", `"d"`, `"e"`)
+	held := e.popN(req, 1) // "d": p1 is leased
+	got, listed = longPoll(func() { e.ackMsg(held.Messages[0], api.AckCompleted) })
+	if !slices.Equal(got, []string{`"e"`}) || listed != 0 {
+		t.Errorf("a long poll woken by a release got %v after %d listings, want [\"e\"] after none", got, listed)
+	}
+	got, listed = longPoll(func() { e.push("hint", "p3", `"f"`) })
+	if !slices.Equal(got, []string{`"f"`}) || listed == 0 {
+		t.Errorf("a long poll woken by a push to a partition without the group's cursor got %v after %d listings, want [\"f\"] after some", got, listed)
 	}
 }

@@ -130,6 +130,7 @@ func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group stri
 // the queue's delivery policy, and the partition's next offset (whether a
 // released lease leaves work).
 type ackTarget struct {
+	queueID          int64
 	queue, partition string
 	policy           lease.Policy
 	next             int64
@@ -142,13 +143,13 @@ func lockCursorForAck(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group strin
 	var t ackTarget
 	var retryDelayMs int
 	c := &cursorRow{}
-	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, q.name, p.name, q.retry_limit, q.retry_delay_ms, p.next_offset
+	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, q.id, q.name, p.name, q.retry_limit, q.retry_delay_ms, p.next_offset
 		  FROM lethe.cursors c
 		  JOIN lethe.partitions p ON p.id = c.partition_id
 		  JOIN lethe.queues q ON q.id = p.queue_id
 		 WHERE c.partition_id = $1 AND c.group_name = $2
 		   FOR UPDATE OF c`, pid, group).
-		Scan(c.fields(&t.queue, &t.partition, &t.policy.RetryLimit, &retryDelayMs, &t.next)...)
+		Scan(c.fields(&t.queueID, &t.queue, &t.partition, &t.policy.RetryLimit, &retryDelayMs, &t.next)...)
 	t.policy.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, t, nil
@@ -157,6 +158,12 @@ func lockCursorForAck(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group strin
 		return nil, t, fmt.Errorf("ack: lock cursor %s/%s: %w", pid, group, err)
 	}
 	return c, t, c.loaded()
+}
+
+// hint names pid, the target's partition, to the long poll its release
+// wakes.
+func (t ackTarget) hint(pid uuid.UUID) wakeHint {
+	return wakeHint{queueID: t.queueID, pid: pid, partition: t.partition}
 }
 
 func nullIfEmpty(s string) *string {

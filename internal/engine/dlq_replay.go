@@ -92,7 +92,7 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*api.DeadLette
 		return nil, err
 	}
 	var fx effects
-	fx.pushed(res.Queue, 1)
+	fx.pushed(res.Queue, 1, wakeHint{})
 	e.fire(&fx)
 	return res, nil
 }

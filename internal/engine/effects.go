@@ -40,6 +40,7 @@ type effectCount struct {
 	partition     string // countUnreadable: for the log
 	unreadableErr error
 	gap           *api.Gap // countGap: for the log
+	hint          wakeHint // countPushed, countReleased: the partition
 }
 
 type effectFault struct {
@@ -47,9 +48,10 @@ type effectFault struct {
 	err                  error
 }
 
-// pushed counts n messages appended to queue; consumers of queue wake.
-func (fx *effects) pushed(queue string, n int) {
-	fx.counts = append(fx.counts, effectCount{kind: countPushed, queue: queue, n: n})
+// pushed counts n messages appended to queue, to the partition hint names
+// when it names one; consumers of queue wake.
+func (fx *effects) pushed(queue string, n int, hint wakeHint) {
+	fx.counts = append(fx.counts, effectCount{kind: countPushed, queue: queue, n: n, hint: hint})
 }
 
 // wake wakes consumers of queue without counting anything.
@@ -57,10 +59,11 @@ func (fx *effects) wake(queue string) {
 	fx.counts = append(fx.counts, effectCount{kind: countWake, queue: queue})
 }
 
-// released records a lease of group ended on a partition of queue that
-// has more messages: one of the group's long polls wakes to take them.
-func (fx *effects) released(queue, group string) {
-	fx.counts = append(fx.counts, effectCount{kind: countReleased, queue: queue, group: group})
+// released records a lease of group ended on a partition of queue (the
+// one hint names, when it names one) that has more messages: one of the
+// group's long polls wakes to take them.
+func (fx *effects) released(queue, group string, hint wakeHint) {
+	fx.counts = append(fx.counts, effectCount{kind: countReleased, queue: queue, group: group, hint: hint})
 }
 
 func (fx *effects) delivered(queue, group string, n int) {
@@ -104,11 +107,11 @@ func (e *Engine) fire(fx *effects) {
 			if h.Pushed != nil {
 				h.Pushed(c.queue, c.n)
 			}
-			e.notifier.notify(c.queue, "")
+			e.notifier.notify(c.queue, "", c.hint)
 		case countWake:
-			e.notifier.notify(c.queue, "")
+			e.notifier.notify(c.queue, "", wakeHint{})
 		case countReleased:
-			e.notifier.notify(c.queue, c.group)
+			e.notifier.notify(c.queue, c.group, c.hint)
 		case countDelivered:
 			if h.Delivered != nil {
 				h.Delivered(c.queue, c.group, c.n)

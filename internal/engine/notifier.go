@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -27,7 +28,8 @@ const notifyMinGap = 5 * time.Millisecond
 // all made every push cost a pop per idle consumer. A lease released on a
 // partition with more work wakes one waiter of its group the same way. A
 // woken waiter that finds nothing goes back to waiting, keeping its place
-// in line; the others still re-poll every second.
+// in line; the others still re-poll every second. A local wake-up names
+// the partition that caused it (wakeHint).
 type notifier struct {
 	pool  *pgxpool.Pool
 	log   *slog.Logger
@@ -35,7 +37,7 @@ type notifier struct {
 
 	mu      sync.Mutex
 	seq     uint64
-	waiters map[string]map[chan struct{}]waiter
+	waiters map[string]map[chan wakeHint]waiter
 	outbox  map[string]struct{}
 	kick    chan struct{}
 	// ownPIDs are the backends this replica sent NOTIFYs from.
@@ -47,12 +49,26 @@ type waiter struct {
 	since uint64 // order of arrival: the longest waiting is woken first
 }
 
+// wakeHint names the partition whose push or released lease woke a long
+// poll, so that the woken pop tries it first instead of listing the
+// queue's partitions: the listing is a round trip, and at low load most
+// of a pop's work. The claim checks everything again, and a pop that gets
+// nothing from it lists as before. The zero hint names none (a wake-up
+// from another replica's NOTIFY, or from work without one partition).
+type wakeHint struct {
+	queueID   int64
+	pid       uuid.UUID
+	partition string
+}
+
+func (h wakeHint) named() bool { return h.partition != "" }
+
 func newNotifier(pool *pgxpool.Pool, log *slog.Logger, woken func(queue string)) *notifier {
 	return &notifier{
 		pool:    pool,
 		log:     log,
 		woken:   woken,
-		waiters: map[string]map[chan struct{}]waiter{},
+		waiters: map[string]map[chan wakeHint]waiter{},
 		outbox:  map[string]struct{}{},
 		ownPIDs: map[uint32]struct{}{},
 		kick:    make(chan struct{}, 1),
@@ -60,11 +76,11 @@ func newNotifier(pool *pgxpool.Pool, log *slog.Logger, woken func(queue string))
 }
 
 // subscribe returns a channel that receives after a push to any of queues
-// picks this waiter of group. since is the place in line (0: the back) of
-// a waiter coming back after a wake-up that found nothing; subscribe
-// answers the place it took.
-func (n *notifier) subscribe(group string, since uint64, queues ...string) (<-chan struct{}, uint64, func()) {
-	ch := make(chan struct{}, 1)
+// picks this waiter of group, with the hint of the wake-up. since is the
+// place in line (0: the back) of a waiter coming back after a wake-up that
+// found nothing; subscribe answers the place it took.
+func (n *notifier) subscribe(group string, since uint64, queues ...string) (<-chan wakeHint, uint64, func()) {
+	ch := make(chan wakeHint, 1)
 	n.mu.Lock()
 	if since == 0 {
 		n.seq++
@@ -73,7 +89,7 @@ func (n *notifier) subscribe(group string, since uint64, queues ...string) (<-ch
 	w := waiter{group: group, since: since}
 	for _, q := range queues {
 		if n.waiters[q] == nil {
-			n.waiters[q] = map[chan struct{}]waiter{}
+			n.waiters[q] = map[chan wakeHint]waiter{}
 		}
 		n.waiters[q][ch] = w
 	}
@@ -91,9 +107,10 @@ func (n *notifier) subscribe(group string, since uint64, queues ...string) (<-ch
 }
 
 // notify wakes local waiters on queue, one per group (of group only, when
-// group is not empty), and schedules a NOTIFY for the other replicas.
-func (n *notifier) notify(queue, group string) {
-	n.wakeLocal(queue, group)
+// group is not empty), handing them hint, and schedules a NOTIFY for the
+// other replicas.
+func (n *notifier) notify(queue, group string, hint wakeHint) {
+	n.wakeLocal(queue, group, hint)
 	n.mu.Lock()
 	n.outbox[queue] = struct{}{}
 	n.mu.Unlock()
@@ -104,12 +121,12 @@ func (n *notifier) notify(queue, group string) {
 }
 
 // wakeLocal wakes the longest-waiting waiter of each group on queue, or of
-// group only when it is not empty.
-func (n *notifier) wakeLocal(queue, group string) {
+// group only when it is not empty, handing each hint.
+func (n *notifier) wakeLocal(queue, group string, hint wakeHint) {
 	defer n.woken(queue)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	pick := map[string]chan struct{}{}
+	pick := map[string]chan wakeHint{}
 	since := map[string]uint64{}
 	for ch, w := range n.waiters[queue] {
 		if len(ch) > 0 || group != "" && w.group != group {
@@ -121,7 +138,7 @@ func (n *notifier) wakeLocal(queue, group string) {
 	}
 	for _, ch := range pick {
 		select {
-		case ch <- struct{}{}:
+		case ch <- hint:
 		default:
 		}
 	}
@@ -162,7 +179,7 @@ func (n *notifier) listenOnce(ctx context.Context) error {
 		if n.sentByUs(msg.PID) {
 			continue // this replica woke its own waiters at commit already
 		}
-		n.wakeLocal(msg.Payload, "")
+		n.wakeLocal(msg.Payload, "", wakeHint{})
 	}
 }
 

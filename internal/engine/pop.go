@@ -42,6 +42,9 @@ type PopRequest struct {
 	// Namespace and Task select queues when Queue is empty (GET /api/v1/pop).
 	Namespace string
 	Task      string
+	// hint is the partition whose push or release woke this long poll:
+	// its next round tries it first.
+	hint wakeHint
 }
 
 // Validate checks bounds and fills defaults.
@@ -105,7 +108,7 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 				return nil, err
 			}
 		}
-		var wake <-chan struct{}
+		var wake <-chan wakeHint
 		cancel := func() {}
 		if req.Wait {
 			wake, since, cancel = e.notifier.subscribe(req.Group, since, queues...)
@@ -115,19 +118,21 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 			cancel()
 			return resp, err
 		}
-		woken := e.waitForWake(ctx, wake, time.Until(deadline), queues)
+		woken, hint := e.waitForWake(ctx, wake, time.Until(deadline), queues)
 		cancel()
 		if !woken {
 			return resp, nil
 		}
+		req.hint = hint
 	}
 }
 
 // waitForWake waits for a wake-up or the re-poll interval, and answers
-// false when the long poll is over (deadline passed, request gone).
-func (e *Engine) waitForWake(ctx context.Context, wake <-chan struct{}, remaining time.Duration, queues []string) bool {
+// false when the long poll is over (deadline passed, request gone), with
+// the wake-up's hint (none after the interval).
+func (e *Engine) waitForWake(ctx context.Context, wake <-chan wakeHint, remaining time.Duration, queues []string) (bool, wakeHint) {
 	if remaining <= 0 {
-		return false
+		return false, wakeHint{}
 	}
 	if len(queues) > 0 {
 		e.cfg.TestSignals.Waiting.Signal(queues[0])
@@ -135,12 +140,13 @@ func (e *Engine) waitForWake(ctx context.Context, wake <-chan struct{}, remainin
 	t := time.NewTimer(min(remaining, repollInterval))
 	defer t.Stop()
 	select {
-	case <-wake:
+	case hint := <-wake:
+		return true, hint
 	case <-t.C:
 	case <-ctx.Done():
-		return false
+		return false, wakeHint{}
 	}
-	return true
+	return true, wakeHint{}
 }
 
 // popQueues pops from the first of queues that has messages.
@@ -216,9 +222,15 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	for round := 0; round < maxPopRounds && !popFull(resp, req); round++ {
 		var cands []candidate
 		var gen uint64
+		if round == 0 && req.Partition == "" && req.hint.named() && req.hint.queueID == q.ID {
+			// Woken for one partition: try it before listing (wakeHint).
+			// Its cursor is assumed: without one the claim finds nothing
+			// and the next round lists, which makes it.
+			cands = e.work.lend(key, candidate{pid: req.hint.pid, name: req.hint.partition, hasCursor: true})
+		}
 		// A round from the list that left the pop short lists from the
 		// database next: what the list holds may be stale.
-		if req.Partition == "" && !fromList {
+		if req.Partition == "" && !fromList && len(cands) == 0 {
 			cands, gen = e.work.take(key, fromAt, now, limit, tried)
 			if len(cands) == 0 && e.work.await(ctx, key) {
 				cands, gen = e.work.take(key, fromAt, now, limit, tried)

@@ -153,7 +153,7 @@ func (e *Engine) push(ctx context.Context, items []api.PushItem, o pushOptions) 
 	var fx effects
 	for j, r := range reqs {
 		if errs[j] == nil {
-			fx.pushed(r.queue, len(r.frames))
+			fx.pushed(r.queue, len(r.frames), pushHint(queues[r.queue], pids[j], r.partition))
 		}
 	}
 	e.fire(&fx)
@@ -165,6 +165,16 @@ func (e *Engine) push(ctx context.Context, items []api.PushItem, o pushOptions) 
 	}
 	fillClaimed(results, prep)
 	return results, nil
+}
+
+// pushHint names the partition a push wrote to, for the long poll it
+// wakes; none for a queue this push created (q nil), which no group has
+// a cursor on yet.
+func pushHint(q *Queue, pid uuid.UUID, partition string) wakeHint {
+	if q == nil {
+		return wakeHint{}
+	}
+	return wakeHint{queueID: q.ID, pid: pid, partition: partition}
 }
 
 // appendAll writes each request to its partition, concurrently: each

@@ -44,7 +44,7 @@ func (e *Engine) cycleSource(ctx context.Context, tx pgx.Tx, c StreamCycle, out 
 		fx.acked(target.queue, group, res.status, res.acked)
 	}
 	if !row.Lease.Held() && target.next > row.Committed+1 {
-		fx.released(target.queue, group) // as an ack's release does
+		fx.released(target.queue, group, target.hint(row.pid)) // as an ack's release does
 	}
 	return row.save(ctx, tx, now, false)
 }

@@ -243,7 +243,7 @@ func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time
 		return nil, closeErr
 	}
 	for _, r := range push.reqs {
-		fx.pushed(r.queue, len(r.frames))
+		fx.pushed(r.queue, len(r.frames), wakeHint{})
 	}
 	fillClaimed(out, push.prep)
 	return out, nil

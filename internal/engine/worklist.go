@@ -136,6 +136,19 @@ func (w *workLists) take(k workKey, fromAt *time.Time, now time.Time, n int, tri
 	return out, l.gen
 }
 
+// lend hands c, a partition named outside any listing (wakeHint), to a pop
+// of k's group, unless another pop of this replica is claiming it.
+func (w *workLists) lend(k workKey, c candidate) []candidate {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lk := lentKey{k.group, c.pid}
+	if _, ok := w.lent[lk]; ok {
+		return nil
+	}
+	w.lent[lk] = struct{}{}
+	return []candidate{c}
+}
+
 func usable(l *workList, fromAt *time.Time, now time.Time) bool {
 	age := now.Sub(l.listedAt)
 	sameStart := (fromAt == nil) == (l.fromAt == nil) && (fromAt == nil || fromAt.Equal(*l.fromAt))
