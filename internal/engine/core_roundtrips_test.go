@@ -98,7 +98,7 @@ func TestCoreWokenPopSkipsTheListing(t *testing.T) {
 		err  error
 	}
 	// longPoll starts a long poll, waits until it sleeps, runs wake, and
-	// answers the messages it got and the listings made meanwhile.
+	// answers the messages it got (acked) and the listings made meanwhile.
 	longPoll := func(wake func()) ([]string, int64) {
 		t.Helper()
 		done := make(chan result, 1)
@@ -115,7 +115,11 @@ func TestCoreWokenPopSkipsTheListing(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("long poll: %v", r.err)
 		}
-		return corePayloads(r.resp), listings.n.Load() - before
+		listed := listings.n.Load() - before
+		for _, m := range r.resp.Messages {
+			e.ackMsg(m, api.AckCompleted)
+		}
+		return corePayloads(r.resp), listed
 	}
 
 	got, listed := longPoll(func() { e.push("hint", "p2", `"c"`) })
@@ -131,5 +135,17 @@ func TestCoreWokenPopSkipsTheListing(t *testing.T) {
 	got, listed = longPoll(func() { e.push("hint", "p3", `"f"`) })
 	if !slices.Equal(got, []string{`"f"`}) || listed == 0 {
 		t.Errorf("a long poll woken by a push to a partition without the group's cursor got %v after %d listings, want [\"f\"] after some", got, listed)
+	}
+	// Named a partition another consumer holds, the long poll finds
+	// nothing, waits again, and takes the message at the release.
+	e.push("hint", "p1", `"g"`)
+	held = e.popN(req, 1)
+	got, _ = longPoll(func() {
+		e.push("hint", "p1", `"h"`)
+		e.sig.Waiting.WaitFor(t, func(q string) bool { return q == "hint" }) // back to waiting
+		e.ackMsg(held.Messages[0], api.AckCompleted)
+	})
+	if !slices.Equal(got, []string{`"h"`}) {
+		t.Errorf("a long poll woken for a held partition got %v at its release, want [\"h\"]", got)
 	}
 }

@@ -222,11 +222,13 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 	for round := 0; round < maxPopRounds && !popFull(resp, req); round++ {
 		var cands []candidate
 		var gen uint64
+		hinted := false
 		if round == 0 && req.Partition == "" && req.hint.named() && req.hint.queueID == q.ID {
 			// Woken for one partition: try it before listing (wakeHint).
 			// Its cursor is assumed: without one the claim finds nothing
 			// and the next round lists, which makes it.
 			cands = e.work.lend(key, candidate{pid: req.hint.pid, name: req.hint.partition, hasCursor: true})
+			hinted = len(cands) > 0
 		}
 		// A round from the list that left the pop short lists from the
 		// database next: what the list holds may be stale.
@@ -263,6 +265,15 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 		}
 		if err != nil {
 			return nil, err
+		}
+		if hinted && len(left) > 0 {
+			// The partition the wake-up named was held or being claimed,
+			// or has no cursor of the group yet: the pop goes on as if it
+			// had not been named (a listing finds it if it is free), and
+			// its release wakes a waiter for it.
+			tried = slices.DeleteFunc(tried, func(id uuid.UUID) bool { return id == req.hint.pid })
+			fromList = false
+			continue
 		}
 		for _, c := range left {
 			taken = append(taken, c.pid)
