@@ -35,9 +35,12 @@ type appender struct {
 	slots chan struct{}
 }
 
-// Commit groups: how many write at once, and how much one takes.
+// Commit groups: how many write at once, and how much one takes. Two
+// writers keep one group's statement running while another commits; four
+// made groups half as large, and so twice the commits, for the same
+// throughput on two cores (BENCHMARKS, "Two write slots").
 const (
-	writeSlots         = 4
+	writeSlots         = 2
 	commitGroupMaxJobs = 128
 )
 
