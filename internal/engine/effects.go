@@ -30,6 +30,9 @@ const (
 	countWake     // a wake-up without a count (a seek made messages available)
 	countReleased // a lease ended on a partition with more work for the group
 	countGap      // a pop reported messages the group lost unread
+	// countReleasedIfPushed: a lease ended on a partition that showed no
+	// more work, but a push to it may have landed since (pushMarks).
+	countReleasedIfPushed
 )
 
 type effectCount struct {
@@ -41,6 +44,7 @@ type effectCount struct {
 	unreadableErr error
 	gap           *api.Gap // countGap: for the log
 	hint          wakeHint // countPushed, countReleased: the partition
+	mark          uint64   // countReleasedIfPushed: the partition's push mark before
 }
 
 type effectFault struct {
@@ -64,6 +68,14 @@ func (fx *effects) wake(queue string) {
 // group's long polls wakes to take them.
 func (fx *effects) released(queue, group string, hint wakeHint) {
 	fx.counts = append(fx.counts, effectCount{kind: countReleased, queue: queue, group: group, hint: hint})
+}
+
+// releasedIfPushed records a lease of group ended on the partition hint
+// names, which had no more messages when the ack looked; if a push to it
+// counted after mark (notifier.pushMark), one of the group's long polls
+// wakes, as for released.
+func (fx *effects) releasedIfPushed(queue, group string, hint wakeHint, mark uint64) {
+	fx.counts = append(fx.counts, effectCount{kind: countReleasedIfPushed, queue: queue, group: group, hint: hint, mark: mark})
 }
 
 func (fx *effects) delivered(queue, group string, n int) {
@@ -107,11 +119,18 @@ func (e *Engine) fire(fx *effects) {
 			if h.Pushed != nil {
 				h.Pushed(c.queue, c.n)
 			}
+			if c.hint.named() {
+				e.notifier.markPush(c.hint.pid)
+			}
 			e.notifier.notify(c.queue, "", c.hint)
 		case countWake:
 			e.notifier.notify(c.queue, "", wakeHint{})
 		case countReleased:
 			e.notifier.notify(c.queue, c.group, c.hint)
+		case countReleasedIfPushed:
+			if e.notifier.pushMark(c.hint.pid) != c.mark {
+				e.notifier.notify(c.queue, c.group, c.hint)
+			}
 		case countDelivered:
 			if h.Delivered != nil {
 				h.Delivered(c.queue, c.group, c.n)

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,7 +44,24 @@ type notifier struct {
 	kick    chan struct{}
 	// ownPIDs are the backends this replica sent NOTIFYs from.
 	ownPIDs map[uint32]struct{}
+	// pushMarks count this replica's pushes by partition (hashed: two
+	// partitions may share a counter). An ack that releases a lease reads
+	// its partition's counter before it looks for more work and again
+	// after it commits: a push that landed in between woke a waiter that
+	// found the partition still leased, so the ack wakes one itself.
+	pushMarks [pushMarkSlots]atomic.Uint64
 }
+
+// pushMarkSlots is how many push counters there are (8 KiB).
+const pushMarkSlots = 1024
+
+// pushMark answers the push counter of pid.
+func (n *notifier) pushMark(pid uuid.UUID) uint64 { return n.pushMarks[markSlot(pid)].Load() }
+
+// markPush counts a push to pid; call it before the push's wake-up.
+func (n *notifier) markPush(pid uuid.UUID) { n.pushMarks[markSlot(pid)].Add(1) }
+
+func markSlot(pid uuid.UUID) uint32 { return binary.LittleEndian.Uint32(pid[12:]) % pushMarkSlots }
 
 type waiter struct {
 	group string
