@@ -110,8 +110,7 @@ func failAckGroup(items []ackItem, results []api.AckResult, err error) {
 // ackGroup applies the acks of one group on one partition inside tx,
 // holding the cursor row lock, and collects its counts in fx.
 func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, items []ackItem, results []api.AckResult, fx *effects) error {
-	mark := e.notifier.pushMark(pid) // before the lock reads next_offset
-	row, target, err := lockCursorForAck(ctx, tx, pid, group)
+	row, target, err := e.lockCursorForAck(ctx, tx, pid, group)
 	for _, it := range items {
 		results[it.index].QueueName, results[it.index].PartitionName = target.queue, target.partition
 	}
@@ -143,11 +142,7 @@ func (e *Engine) ackGroup(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group s
 				results[it.index].DLQ = results[it.index].DLQ || dead != nil && dead.Offset == offsets[k]
 			}
 		}
-		if target.next > row.Committed+1 {
-			fx.released(target.queue, group, target.hint(pid))
-		} else {
-			fx.releasedIfPushed(target.queue, group, target.hint(pid), mark)
-		}
+		target.release(fx, group, row.Committed)
 	}
 	countAcks(items, applied, target.queue, group, fx)
 	return row.save(ctx, tx, now, false)

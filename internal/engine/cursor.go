@@ -127,20 +127,23 @@ func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group stri
 }
 
 // ackTarget is what an ack needs besides the cursor: names for the answer,
-// the queue's delivery policy, and the partition's next offset (whether a
-// released lease leaves work).
+// the queue's delivery policy, and what tells whether a released lease
+// leaves work: the partition's next offset, and its push mark
+// (notifier.pushMarks) from before that offset was read.
 type ackTarget struct {
+	pid              uuid.UUID
 	queueID          int64
 	queue, partition string
 	policy           lease.Policy
 	next             int64
+	pushMark         uint64
 }
 
 // lockCursorForAck locks the group's cursor on pid (waiting for a pop or
 // ack holding it) and reads the queue's policy in the same round trip; nil
 // when there is no cursor.
-func lockCursorForAck(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string) (*cursorRow, ackTarget, error) {
-	var t ackTarget
+func (e *Engine) lockCursorForAck(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string) (*cursorRow, ackTarget, error) {
+	t := ackTarget{pid: pid, pushMark: e.notifier.pushMark(pid)} // the mark before next_offset
 	var retryDelayMs int
 	c := &cursorRow{}
 	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, q.id, q.name, p.name, q.retry_limit, q.retry_delay_ms, p.next_offset
@@ -160,10 +163,12 @@ func lockCursorForAck(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group strin
 	return c, t, c.loaded()
 }
 
-// hint names pid, the target's partition, to the long poll its release
-// wakes.
-func (t ackTarget) hint(pid uuid.UUID) wakeHint {
-	return wakeHint{queueID: t.queueID, pid: pid, partition: t.partition}
+// release records in fx that group's lease on the target ended with the
+// group at committed: one of the group's long polls wakes, named the
+// partition, when messages follow committed or a push to the partition
+// landed during the ack.
+func (t ackTarget) release(fx *effects, group string, committed int64) {
+	fx.released(t.queue, group, wakeHint{queueID: t.queueID, pid: t.pid, partition: t.partition}, t.next > committed+1, t.pushMark)
 }
 
 func nullIfEmpty(s string) *string {

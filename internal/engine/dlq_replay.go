@@ -51,16 +51,17 @@ func (e *Engine) DeleteDeadLetter(ctx context.Context, id int64) error {
 // group reading that partition receives it, not only the one that gave up.
 func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*api.DeadLetterReplayed, error) {
 	res := &api.DeadLetterReplayed{Success: true, ID: strconv.FormatInt(id, 10), TransactionID: uuid.NewString()}
+	var hint wakeHint
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		var pid uuid.UUID
 		var traceID string
 		var payload, sealed []byte
 		err := tx.QueryRow(ctx, `
-			SELECT d.partition_id, q.name, p.name, d.trace_id, d.payload, d.payload_sealed
+			SELECT d.partition_id, q.id, q.name, p.name, d.trace_id, d.payload, d.payload_sealed
 			  FROM lethe.dead_letters d
 			  JOIN lethe.partitions p ON p.id = d.partition_id
 			  JOIN lethe.queues q ON q.id = p.queue_id
-			 WHERE d.id = $1 FOR UPDATE OF d`, id).Scan(&pid, &res.Queue, &res.Partition, &traceID, &payload, &sealed)
+			 WHERE d.id = $1 FOR UPDATE OF d`, id).Scan(&pid, &hint.queueID, &res.Queue, &res.Partition, &traceID, &payload, &sealed)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFoundf("dead letter %d does not exist (already replayed or deleted?)", id)
 		}
@@ -84,6 +85,7 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*api.DeadLette
 		if _, err := tx.Exec(ctx, `DELETE FROM lethe.dead_letters WHERE id = $1`, id); err != nil {
 			return fmt.Errorf("delete replayed dead letter %d: %w", id, err)
 		}
+		hint.pid, hint.partition = pid, res.Partition
 		res.PartitionID, res.Offset = pid.String(), appended[0].Offset
 		res.MessageID = MessageID(pid, res.Offset)
 		return nil
@@ -92,7 +94,7 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*api.DeadLette
 		return nil, err
 	}
 	var fx effects
-	fx.pushed(res.Queue, 1, wakeHint{})
+	fx.pushed(res.Queue, 1, hint)
 	e.fire(&fx)
 	return res, nil
 }

@@ -28,11 +28,8 @@ const (
 	countUnreadable
 	countExpired
 	countWake     // a wake-up without a count (a seek made messages available)
-	countReleased // a lease ended on a partition with more work for the group
+	countReleased // a lease ended on a partition that may have more work for the group
 	countGap      // a pop reported messages the group lost unread
-	// countReleasedIfPushed: a lease ended on a partition that showed no
-	// more work, but a push to it may have landed since (pushMarks).
-	countReleasedIfPushed
 )
 
 type effectCount struct {
@@ -44,7 +41,10 @@ type effectCount struct {
 	unreadableErr error
 	gap           *api.Gap // countGap: for the log
 	hint          wakeHint // countPushed, countReleased: the partition
-	mark          uint64   // countReleasedIfPushed: the partition's push mark before
+	// countReleased: more says messages follow the group's position; else
+	// the partition's push mark (notifier.pushMarks) before the ack looked.
+	more bool
+	mark uint64
 }
 
 type effectFault struct {
@@ -63,19 +63,14 @@ func (fx *effects) wake(queue string) {
 	fx.counts = append(fx.counts, effectCount{kind: countWake, queue: queue})
 }
 
-// released records a lease of group ended on a partition of queue (the
-// one hint names, when it names one) that has more messages: one of the
-// group's long polls wakes to take them.
-func (fx *effects) released(queue, group string, hint wakeHint) {
-	fx.counts = append(fx.counts, effectCount{kind: countReleased, queue: queue, group: group, hint: hint})
-}
-
-// releasedIfPushed records a lease of group ended on the partition hint
-// names, which had no more messages when the ack looked; if a push to it
-// counted after mark (notifier.pushMark), one of the group's long polls
-// wakes, as for released.
-func (fx *effects) releasedIfPushed(queue, group string, hint wakeHint, mark uint64) {
-	fx.counts = append(fx.counts, effectCount{kind: countReleasedIfPushed, queue: queue, group: group, hint: hint, mark: mark})
+// released records a lease of group ended on the partition of queue hint
+// names. One of the group's long polls wakes to take what follows when
+// more says messages follow, or when a push to the partition counted
+// after mark (notifier.pushMark): that push's own wake-up came while the
+// partition was still leased, and the ack, which looked for messages
+// before it committed, saw none.
+func (fx *effects) released(queue, group string, hint wakeHint, more bool, mark uint64) {
+	fx.counts = append(fx.counts, effectCount{kind: countReleased, queue: queue, group: group, hint: hint, more: more, mark: mark})
 }
 
 func (fx *effects) delivered(queue, group string, n int) {
@@ -126,9 +121,7 @@ func (e *Engine) fire(fx *effects) {
 		case countWake:
 			e.notifier.notify(c.queue, "", wakeHint{})
 		case countReleased:
-			e.notifier.notify(c.queue, c.group, c.hint)
-		case countReleasedIfPushed:
-			if e.notifier.pushMark(c.hint.pid) != c.mark {
+			if c.more || e.notifier.pushMark(c.hint.pid) != c.mark {
 				e.notifier.notify(c.queue, c.group, c.hint)
 			}
 		case countDelivered:

@@ -42,9 +42,6 @@ type PopRequest struct {
 	// Namespace and Task select queues when Queue is empty (GET /api/v1/pop).
 	Namespace string
 	Task      string
-	// hint is the partition whose push or release woke this long poll:
-	// its next round tries it first.
-	hint wakeHint
 }
 
 // Validate checks bounds and fills defaults.
@@ -99,7 +96,8 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 		return nil, err
 	}
 	deadline := time.Now().Add(req.Timeout)
-	var since uint64 // this long poll's place in line, kept across wake-ups
+	var since uint64  // this long poll's place in line, kept across wake-ups
+	var hint wakeHint // the partition the last wake-up named
 	for {
 		queues := []string{req.Queue}
 		if req.Queue == "" {
@@ -113,17 +111,17 @@ func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, err
 		if req.Wait {
 			wake, since, cancel = e.notifier.subscribe(req.Group, since, queues...)
 		}
-		resp, err := e.popQueues(ctx, req, queues)
+		resp, err := e.popQueues(ctx, req, queues, hint)
 		if err != nil || len(resp.Messages) > 0 || len(resp.Gaps) > 0 || !req.Wait {
 			cancel()
 			return resp, err
 		}
-		woken, hint := e.waitForWake(ctx, wake, time.Until(deadline), queues)
+		var woken bool
+		woken, hint = e.waitForWake(ctx, wake, time.Until(deadline), queues)
 		cancel()
 		if !woken {
 			return resp, nil
 		}
-		req.hint = hint
 	}
 }
 
@@ -149,14 +147,15 @@ func (e *Engine) waitForWake(ctx context.Context, wake <-chan wakeHint, remainin
 	return true, wakeHint{}
 }
 
-// popQueues pops from the first of queues that has messages.
-func (e *Engine) popQueues(ctx context.Context, req PopRequest, queues []string) (*api.PopResponse, error) {
+// popQueues pops from the first of queues that has messages; hint is the
+// partition a wake-up named (popOnce).
+func (e *Engine) popQueues(ctx context.Context, req PopRequest, queues []string, hint wakeHint) (*api.PopResponse, error) {
 	var resp *api.PopResponse
 	for _, name := range queues {
 		r := req
 		r.Queue = name
 		var err error
-		if resp, err = e.popOnce(ctx, r); err != nil || len(resp.Messages) > 0 || len(resp.Gaps) > 0 {
+		if resp, err = e.popOnce(ctx, r, hint); err != nil || len(resp.Messages) > 0 || len(resp.Gaps) > 0 {
 			return resp, err
 		}
 	}
@@ -193,8 +192,9 @@ type candidate struct {
 // stored state cannot be served is skipped, logged and counted; the others
 // are served. A pop answers empty only when no partition has unleased work
 // for the group: when the partitions it listed were taken by concurrent
-// consumers before it could claim them, it lists the others again.
-func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse, error) {
+// consumers before it could claim them, it lists the others again. A pop
+// woken for a partition of the queue (hint) tries it before any listing.
+func (e *Engine) popOnce(ctx context.Context, req PopRequest, hint wakeHint) (*api.PopResponse, error) {
 	resp := &api.PopResponse{Success: true, Queue: req.Queue, ConsumerGroup: groupLabel(req.Group), Messages: []api.Message{}}
 	q, err := e.catalog.queue(ctx, req.Queue)
 	if err != nil || q == nil {
@@ -223,11 +223,11 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 		var cands []candidate
 		var gen uint64
 		hinted := false
-		if round == 0 && req.Partition == "" && req.hint.named() && req.hint.queueID == q.ID {
+		if round == 0 && req.Partition == "" && hint.named() && hint.queueID == q.ID {
 			// Woken for one partition: try it before listing (wakeHint).
 			// Its cursor is assumed: without one the claim finds nothing
 			// and the next round lists, which makes it.
-			cands = e.work.lend(key, candidate{pid: req.hint.pid, name: req.hint.partition, hasCursor: true})
+			cands = e.work.lend(key, candidate{pid: hint.pid, name: hint.partition, hasCursor: true})
 			hinted = len(cands) > 0
 		}
 		// A round from the list that left the pop short lists from the
@@ -271,7 +271,7 @@ func (e *Engine) popOnce(ctx context.Context, req PopRequest) (*api.PopResponse,
 			// or has no cursor of the group yet: the pop goes on as if it
 			// had not been named (a listing finds it if it is free), and
 			// its release wakes a waiter for it.
-			tried = slices.DeleteFunc(tried, func(id uuid.UUID) bool { return id == req.hint.pid })
+			tried = slices.DeleteFunc(tried, func(id uuid.UUID) bool { return id == hint.pid })
 			fromList = false
 			continue
 		}

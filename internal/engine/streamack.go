@@ -21,8 +21,7 @@ func (e *Engine) cycleSource(ctx context.Context, tx pgx.Tx, c StreamCycle, out 
 	if c.Ack == nil {
 		return sourceQueue(ctx, tx, c.PartitionID, out)
 	}
-	mark := e.notifier.pushMark(c.PartitionID) // before the lock reads next_offset
-	row, target, err := lockCursorForAck(ctx, tx, c.PartitionID, group)
+	row, target, err := e.lockCursorForAck(ctx, tx, c.PartitionID, group)
 	if err != nil {
 		return err
 	}
@@ -44,10 +43,8 @@ func (e *Engine) cycleSource(ctx context.Context, tx pgx.Tx, c StreamCycle, out 
 	if res.acked > 0 {
 		fx.acked(target.queue, group, res.status, res.acked)
 	}
-	if !row.Lease.Held() && target.next > row.Committed+1 {
-		fx.released(target.queue, group, target.hint(row.pid)) // as an ack's release does
-	} else if !row.Lease.Held() {
-		fx.releasedIfPushed(target.queue, group, target.hint(row.pid), mark)
+	if !row.Lease.Held() {
+		target.release(fx, group, row.Committed) // as an ack's release does
 	}
 	return row.save(ctx, tx, now, false)
 }

@@ -127,7 +127,7 @@ func (e *Engine) planCycle(ctx context.Context, c StreamCycle, producerSub strin
 		return nil, fmt.Errorf("push_items: %w", err)
 	}
 	reqs, idx := groupByPartition(prep)
-	return &txPush{reqs: reqs, idx: idx, prep: prep}, nil
+	return &txPush{reqs: reqs, idx: idx, prep: prep, queues: queues}, nil
 }
 
 // checkCycleAck checks a cycle's ack, when it has one.

@@ -24,9 +24,10 @@ func (e errTxAborted) Error() string { return e.reason }
 
 // txPush is a validated push operation of a transaction.
 type txPush struct {
-	reqs []*appendReq
-	idx  [][]int
-	prep []prepared
+	reqs   []*appendReq
+	idx    [][]int
+	prep   []prepared
+	queues map[string]*Queue // by name; nil for a queue the push creates (pushHint)
 }
 
 // txRun is one transaction being applied: what it created and what it
@@ -102,7 +103,7 @@ func (e *Engine) planTransaction(ctx context.Context, req api.TransactionRequest
 			return nil, fmt.Errorf("operations[%d]: %w", i, err)
 		}
 		reqs, idx := groupByPartition(prep)
-		pushes[i] = &txPush{reqs: reqs, idx: idx, prep: prep}
+		pushes[i] = &txPush{reqs: reqs, idx: idx, prep: prep, queues: queues}
 		all = append(all, prep...)
 	}
 	return pushes, e.checkCapacity(ctx, queues, all)
@@ -243,7 +244,7 @@ func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time
 		return nil, closeErr
 	}
 	for _, r := range push.reqs {
-		fx.pushed(r.queue, len(r.frames), wakeHint{})
+		fx.pushed(r.queue, len(r.frames), pushHint(push.queues[r.queue], r.pid, r.partition))
 	}
 	fillClaimed(out, push.prep)
 	return out, nil

@@ -98,7 +98,9 @@ const appendSQL = `SELECT base_offset, dup_idx, dup_offsets FROM lethe.append_se
 // PL/pgSQL call, which costs PostgreSQL a third more (BENCHMARKS). It
 // answers no row when the partition is gone or the leaf the segment
 // belongs in is not made yet; lethe.append_segment then answers or makes
-// it.
+// it. It is appendGroupMintedSQL for one partition without the arrays:
+// a group of one through that statement took 0.310 against 0.275 ms a
+// call (pgbench, five alternating runs), on the path of every lone push.
 const appendMintedSQL = `
 WITH p AS (
     SELECT p.id, p.next_offset, q.retention_tier AS tier,

@@ -60,8 +60,9 @@ func LockOrder(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }
 // partition, pids[i] for batches[i], in one call that commits with q's
 // transaction (or alone). The pids must be distinct and in LockOrder. It
 // handles the common case only: when a partition is gone or some producer
-// id may be stored already, it writes nothing and answers ok false, and the caller appends each batch on its own (Append),
-// which answers duplicates and gone partitions one partition at a time.
+// id may be stored already, it writes nothing and answers ok false, and
+// the caller appends each batch on its own (Append), which answers
+// duplicates and gone partitions one partition at a time.
 func AppendGroup(ctx context.Context, q Querier, pids []uuid.UUID, batches []*Batch, now time.Time) (out [][]Appended, ok bool, err error) {
 	if !slices.IsSortedFunc(pids, LockOrder) {
 		return nil, false, fmt.Errorf("append group: partitions not in lock order")
