@@ -105,7 +105,7 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cands []candidate, req Pop
 	var out claimed
 	var cand *candidate
 	err := e.consumerTx(ctx, func(tx pgx.Tx) error {
-		row, ps, err := lockFirstFree(ctx, tx, cands, req.Group, spec.now)
+		row, ps, err := lockFirstFree(ctx, tx, cands, req.Group, spec.now, spec.batch)
 		if row == nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand cand
 		// history that explains the next one starts here.
 		return claimed{gap: gap}, row.saveIf(ctx, tx, now, expired || skipped)
 	}
-	frames, cl, out, err := e.claimFrames(ctx, tx, q, req, row, spec)
+	frames, cl, out, err := e.claimFrames(ctx, tx, q, req, row, ps.read, spec)
 	if err != nil {
 		return claimed{}, err
 	}
@@ -177,14 +177,20 @@ func (e *Engine) claimLocked(ctx context.Context, tx pgx.Tx, q *Queue, cand cand
 
 // claimFrames reads the messages past the cursor and claims them, reading
 // on while a read only passed messages it could not deliver. Unreadable
-// messages are dead-lettered here.
+// messages are dead-lettered here. The first read is the lock's (pre) when
+// it read the same offsets.
 func (e *Engine) claimFrames(ctx context.Context, tx pgx.Tx, q *Queue, req PopRequest, row *cursorRow,
-	spec claimSpec) ([]store.Frame, lease.Claim, claimed, error) {
+	pre prefetch, spec claimSpec) ([]store.Frame, lease.Claim, claimed, error) {
 	now := spec.now
 	visible := now.Add(-time.Duration(q.DelayedProcessing) * time.Second)
 	var out claimed
 	for round := 0; ; round++ {
-		frames, err := store.Read(ctx, tx, row.pid, row.Committed+1, spec.batch+len(row.AckedAhead), visible)
+		from, limit := row.Committed+1, spec.batch+len(row.AckedAhead)
+		frames, ok, err := pre.frames(row.pid, from, limit, visible)
+		if !ok && err == nil {
+			frames, err = store.Read(ctx, tx, row.pid, from, limit, visible)
+		}
+		pre = prefetch{} // used once: later rounds read past it
 		if err != nil {
 			return nil, lease.Claim{}, out, err
 		}

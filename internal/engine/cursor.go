@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/internal/lease"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // cursorRow is a group's cursor on a partition as stored in lethe.cursors:
@@ -30,6 +31,8 @@ const cursorColumnsTmpl = `%[1]spartition_id, %[1]sgroup_name, %[1]scommitted, %
 	%[1]sretry_offset, %[1]sretry_count, %[1]sretry_after, coalesce(%[1]sacked_ahead, '{}')`
 
 func cursorColumns(alias string) string { return fmt.Sprintf(cursorColumnsTmpl, alias) }
+
+var cursorColumnsX = cursorColumns("x.")
 
 // fields lists where a row of cursorColumns scans to, in order; callers
 // append the extra columns they select. Call loaded after the scan.
@@ -93,6 +96,30 @@ type partState struct {
 	lastPush  *time.Time
 	// lastPop is the group's last claim of the partition (nil: none yet).
 	lastPop *time.Time
+	// read is what the lock's statement read past the cursor.
+	read prefetch
+}
+
+// prefetch is a read made with the cursor's lock: the segments of
+// lethe.read_segments(pid, from, limit), taken when the partition had
+// offsets past the cursor. A claim uses it for its first read when that
+// read asks for the same from and limit (the lease rules did not move the
+// cursor first), and reads again otherwise.
+type prefetch struct {
+	done  bool
+	from  int64
+	limit int
+	segs  store.Segments
+}
+
+// frames answers the prefetched frames when they are the read of (from,
+// limit).
+func (p prefetch) frames(pid uuid.UUID, from int64, limit int, visible time.Time) ([]store.Frame, bool, error) {
+	if !p.done || p.from != from || p.limit != limit {
+		return nil, false, nil
+	}
+	f, err := p.segs.Decode(pid, from, limit, visible)
+	return f, true, err
 }
 
 // lockFirstFree locks the group's cursor on the first of cands (in their
@@ -101,30 +128,72 @@ type partState struct {
 // same round trip; nil when there is none. A row leased by a claim that
 // committed after this statement began is re-checked on its new version and
 // passed over too. The row is answered with a corrupt lease's error, so the
-// caller knows which partition failed.
-func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group string, now time.Time) (*cursorRow, partState, error) {
+// caller knows which partition failed. When the partition has offsets past
+// the cursor, the statement also reads up to batch of them (and as many as
+// the group acked ahead, which a claim passes over), as claimFrames would:
+// ps.read.
+func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group string, now time.Time, batch int) (*cursorRow, partState, error) {
 	pids := make([]uuid.UUID, len(cands))
 	for i, c := range cands {
 		pids[i] = c.pid
 	}
 	var ps partState
 	c := &cursorRow{}
-	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, p.next_offset, p.low_watermark, p.last_push_at, c.last_pop_at
-		  FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
-		 WHERE c.partition_id = ANY ($1) AND c.group_name = $2
-		   AND (c.lease_id IS NULL OR c.lease_until <= $3)
-		 ORDER BY array_position($1, c.partition_id)
-		 LIMIT 1
-		   FOR UPDATE OF c SKIP LOCKED`, pids, group, now).
-		Scan(c.fields(&ps.next, &ps.low, &ps.lastPush, &ps.lastPop)...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ps, nil
-	}
+	rows, err := tx.Query(ctx, lockFirstFreeSQL, pids, group, now, batch)
 	if err != nil {
 		return nil, ps, fmt.Errorf("lock a cursor of group %s: %w", group, err)
 	}
+	defer rows.Close()
+	var base, last *int64
+	var lastAt *time.Time
+	var frames []byte
+	read := []any{&base, &last, &lastAt, &frames}
+	first := c.fields(&ps.next, &ps.low, &ps.lastPush, &ps.lastPop, &ps.read.done, &ps.read.from, &ps.read.limit)
+	found := false
+	for rows.Next() {
+		dest := first
+		if found { // the cursor's columns again: skipped (nil)
+			dest = make([]any, len(first))
+		}
+		if err := rows.Scan(append(dest, read...)...); err != nil {
+			return nil, ps, fmt.Errorf("lock a cursor of group %s: %w", group, err)
+		}
+		found = true
+		if base != nil && last != nil && lastAt != nil {
+			segs := &ps.read.segs
+			segs.Bases, segs.Lasts = append(segs.Bases, *base), append(segs.Lasts, *last)
+			segs.LastAts, segs.Frames = append(segs.LastAts, *lastAt), append(segs.Frames, frames)
+		}
+		frames = nil
+	}
+	if err := rows.Err(); err != nil {
+		return nil, ps, fmt.Errorf("lock a cursor of group %s: %w", group, err)
+	}
+	if !found {
+		return nil, ps, nil
+	}
 	return c, ps, c.loaded()
 }
+
+// lockFirstFreeSQL answers a row for each segment read (one with NULL
+// segment columns when none was), each with the cursor's columns; rows,
+// not arrays: aggregating the frames cost PostgreSQL more than the round
+// trip it saved. Without an ORDER BY, which sorted the frames too; the
+// decoder orders the segments.
+var lockFirstFreeSQL = `SELECT ` + cursorColumnsX + `, x.next_offset, x.low_watermark, x.last_push_at, x.last_pop_at,
+	       x.next_offset > greatest(x.committed + 1, x.low_watermark), x.committed + 1, l.n,
+	       s.base_offset, s.last_offset, s.last_at, s.frames
+	  FROM (SELECT c.*, p.next_offset, p.low_watermark, p.last_push_at
+	          FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
+	         WHERE c.partition_id = ANY ($1) AND c.group_name = $2
+	           AND (c.lease_id IS NULL OR c.lease_until <= $3)
+	         ORDER BY array_position($1, c.partition_id)
+	         LIMIT 1
+	           FOR UPDATE OF c SKIP LOCKED) x
+	 CROSS JOIN LATERAL (SELECT $4::int + coalesce(cardinality(x.acked_ahead), 0) AS n) l
+	  LEFT JOIN LATERAL (
+	       SELECT r.* FROM lethe.read_segments(x.partition_id, x.committed + 1, l.n) r
+	        WHERE x.next_offset > greatest(x.committed + 1, x.low_watermark)) s ON true`
 
 // ackTarget is what an ack needs besides the cursor: names for the answer,
 // the queue's delivery policy, and what tells whether a released lease

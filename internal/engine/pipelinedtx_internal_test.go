@@ -114,3 +114,69 @@ func TestPipelinedTxFailsWholeOrNotAtAll(t *testing.T) {
 		t.Fatalf("the one connection after the failures: %v, %d rows, want it usable and 1 row", err, rowsOf(t, pool))
 	}
 }
+
+// A consumer transaction commits without waiting for the WAL flush and
+// plans its statements generically, whether its first statement reads one
+// row or many; the settings end with it. Fails when a setting is dropped
+// from beginQueries, or when Query sends it in a round trip of its own
+// that is lost.
+func TestConsumerTxSettings(t *testing.T) {
+	ctx := context.Background()
+	e, pool := oneConnEngine(t)
+	for _, first := range []string{"row", "rows"} {
+		err := e.consumerTx(ctx, func(tx pgx.Tx) error {
+			const q = `SELECT current_setting('synchronous_commit'), current_setting('plan_cache_mode')`
+			var sync, plans string
+			if first == "row" {
+				if err := tx.QueryRow(ctx, q).Scan(&sync, &plans); err != nil {
+					return err
+				}
+			} else {
+				rows, err := tx.Query(ctx, q)
+				if err != nil {
+					return err
+				}
+				if _, err := pgx.ForEachRow(rows, []any{&sync, &plans}, func() error { return nil }); err != nil {
+					return err
+				}
+			}
+			if sync != "off" || plans != "force_generic_plan" {
+				t.Errorf("first statement by %s: synchronous_commit %s, plan_cache_mode %s; want off, force_generic_plan", first, sync, plans)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var plans string
+	if err := pool.QueryRow(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&plans); err != nil || plans != "auto" {
+		t.Errorf("after the transaction plan_cache_mode is %s (%v), want auto", plans, err)
+	}
+}
+
+// A many-row first statement that fails mid-way fails the transaction, and
+// the connection is left usable (one connection: a pipeline left unread
+// would break the next use).
+func TestPipelinedTxQueryError(t *testing.T) {
+	ctx := context.Background()
+	e, pool := oneConnEngine(t)
+	err := e.consumerTx(ctx, func(tx pgx.Tx) error {
+		if err := deferExec(ctx, tx, "insert 1", `INSERT INTO t VALUES (1, 1)`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT 10 / (2 - g) FROM generate_series(1, 3) g`)
+		if err != nil {
+			return err
+		}
+		var n int
+		_, err = pgx.ForEachRow(rows, []any{&n}, func() error { return nil })
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "division by zero") {
+		t.Fatalf("the transaction answered %v, want the division by zero", err)
+	}
+	if n := rowsOf(t, pool); n != 0 {
+		t.Errorf("%d rows after the failed transaction, want 0: its deferred insert committed", n)
+	}
+}

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,7 +38,7 @@ func Read(ctx context.Context, q Querier, pid uuid.UUID, from int64, limit int, 
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := q.Query(ctx, readSQL, pid, from, limit+1, limit)
+	rows, err := q.Query(ctx, readSQL, pid, from, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read partition %s: %w", pid, err)
 	}
@@ -59,28 +61,47 @@ func Read(ctx context.Context, q Querier, pid uuid.UUID, from int64, limit int, 
 }
 
 // readSQL finds the segment holding from (or the first one after a gap),
-// then reads only as many more as the cumulative frame count needs, so a
-// large batch does not detoast segments it will not use.
-//
-// The scan's lower bound is a scalar subquery, an init plan whose value is
-// an index condition on every leaf's primary key. Joined to the CTE instead,
-// the bound was only a join filter: each read walked the partition's
-// segments from its first offset, so its cost grew with the partition
-// (issue 13: 360 buffers a pop at the tail of a short log).
-const readSQL = `
-	WITH first AS (
-		SELECT coalesce((SELECT s.base_offset FROM lethe.segments s
-		                  WHERE s.partition_id = $1 AND s.base_offset <= $2
-		                  ORDER BY s.base_offset DESC LIMIT 1), $2) AS base)
-	SELECT w.base_offset, w.last_offset, w.last_at, w.frames FROM (
-		SELECT s.base_offset, s.last_offset, s.last_at, s.frames,
-		       sum(s.frame_count) OVER (ORDER BY s.base_offset) - s.frame_count AS before
-		  FROM lethe.segments s
-		 WHERE s.partition_id = $1 AND s.base_offset >= (SELECT base FROM first) AND s.last_offset >= $2
-		 ORDER BY s.base_offset
-		 LIMIT $3) w
-	 WHERE w.before < $4 + ($2 - (SELECT base FROM first))
-	 ORDER BY w.base_offset`
+// then reads only as many more as the cumulative frame count needs
+// (lethe.read_segments, migration 156: a claim calls it in the statement
+// that locks its cursor).
+const readSQL = `SELECT base_offset, last_offset, last_at, frames FROM lethe.read_segments($1, $2, $3)`
+
+// Segments are the rows of one lethe.read_segments call, aggregated into
+// arrays by a caller that read them in a statement of its own (a claim,
+// with its cursor's lock).
+type Segments struct {
+	Bases, Lasts []int64
+	LastAts      []time.Time
+	Frames       [][]byte
+}
+
+// Decode returns what Read(pid, from, limit, visibleBefore) returns when
+// its read found segs, which lethe.read_segments(pid, from, limit) gave in
+// any order.
+func (segs Segments) Decode(pid uuid.UUID, from int64, limit int, visibleBefore time.Time) ([]Frame, error) {
+	n := len(segs.Bases)
+	if len(segs.Lasts) != n || len(segs.LastAts) != n || len(segs.Frames) != n {
+		return nil, fmt.Errorf("read partition %s: %d segment offsets, %d ends, %d times, %d blobs",
+			pid, n, len(segs.Lasts), len(segs.LastAts), len(segs.Frames))
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(segs.Bases[a], segs.Bases[b]) })
+	var out []Frame
+	for _, i := range order {
+		s := segment{base: segs.Bases[i], last: segs.Lasts[i], lastAt: segs.LastAts[i], frames: segs.Frames[i]}
+		var stop bool
+		if out, stop = s.decode(pid, from, limit, visibleBefore, out); stop {
+			break
+		}
+	}
+	return out, nil
+}
 
 // decode appends to out the frames of s with offsets from from on, until
 // out holds limit or a frame is not visible yet; stop says the read is

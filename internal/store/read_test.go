@@ -99,6 +99,62 @@ func TestReadStopsAtVisibilityCut(t *testing.T) {
 	}
 }
 
+// What lethe.read_segments returns, in any order, decodes to what Read
+// returns: a claim reads the function in its cursor lock's statement and
+// decodes with Segments.Decode. Gaps, the limit and the visibility cut
+// included; fails when the two reads part.
+func TestSegmentsDecodeAsRead(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	pid := e.partition("q", "p")
+	e.appendAt(e.pool, pid, t0, "a", "b")             // 0-1
+	e.appendAt(e.pool, pid, t0, "c", "d")             // 2-3, removed
+	e.appendAt(e.pool, pid, t0.Add(time.Minute), "e") // 4
+	e.appendAt(e.pool, pid, t0, "f", "g", "h")        // 5-7
+	if err := storetest.Remove(e.ctx, e.pool, pid, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []int64{0, 1, 2, 4, 6, 8} {
+		for _, limit := range []int{0, 1, 2, 4, 10} {
+			for _, cut := range []time.Time{store.Everything(), t0.Add(time.Second)} {
+				want, err := store.Read(e.ctx, e.pool, pid, from, limit, cut)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := e.pool.Query(e.ctx, `SELECT base_offset, last_offset, last_at, frames
+					FROM lethe.read_segments($1, $2, $3) ORDER BY base_offset DESC`, pid, from, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var segs store.Segments
+				for rows.Next() {
+					var base, last int64
+					var at time.Time
+					var frames []byte
+					if err := rows.Scan(&base, &last, &at, &frames); err != nil {
+						t.Fatal(err)
+					}
+					segs.Bases, segs.Lasts = append(segs.Bases, base), append(segs.Lasts, last)
+					segs.LastAts, segs.Frames = append(segs.LastAts, at), append(segs.Frames, frames)
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatal(err)
+				}
+				got, err := segs.Decode(pid, from, limit, cut)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g, w := strings.Join(describe(got), " "), strings.Join(describe(want), " "); g != w {
+					t.Errorf("from %d limit %d cut %s: decoded %q, Read %q", from, limit, cut.Format(time.TimeOnly), g, w)
+				}
+			}
+		}
+	}
+	if _, err := (store.Segments{Bases: []int64{0}}).Decode(pid, 0, 1, store.Everything()); err == nil {
+		t.Error("segments whose columns differ in length decoded without an error")
+	}
+}
+
 // Time lookups: the first offset at or after a time (seek), and the store's
 // SQL functions that read models use.
 func TestOffsetAtAndTimeFunctions(t *testing.T) {
