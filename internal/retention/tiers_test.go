@@ -2,8 +2,11 @@ package retention
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
@@ -319,5 +322,41 @@ func TestHeldGauges(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s{queue=q} = %v, want %v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// A leaf is made a little before its period begins (leafLead), not months
+// ahead: every read of a partition starts a scan on every leaf. In the
+// middle of a month the tier check keeps only the month's leaf of forever
+// and of held; two days before the next month begins it makes that one
+// too. Fails when leaves are made a fixed number of periods ahead.
+func TestLeavesAreMadeJustAheadOfNeed(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	leaves := func() string {
+		t.Helper()
+		rows, err := e.pool.Query(e.ctx, `SELECT parent || ' ' || to_char(lo AT TIME ZONE 'UTC', 'YYYY-MM') FROM lethe.leaves
+			WHERE state = 'attached' AND parent IN ('segments_forever', 'segments_held') ORDER BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(got, ", ")
+	}
+	if !e.cycle().TierCheckRan {
+		t.Fatal("the first cycle ran no tier check")
+	}
+	if got, want := leaves(), "segments_forever 2030-01, segments_held 2030-01"; got != want {
+		t.Errorf("on %s the leaves are %s; want %s", e.clock.Now().Format(time.DateOnly), got, want)
+	}
+	e.clock.Set(time.Date(2030, 1, 30, 12, 0, 0, 0, time.UTC)) // February begins within leafLead
+	if !e.cycle().TierCheckRan {
+		t.Fatal("no tier check four weeks later")
+	}
+	if got, want := leaves(), "segments_forever 2030-01, segments_forever 2030-02, segments_held 2030-01, segments_held 2030-02"; got != want {
+		t.Errorf("on %s the leaves are %s; want %s", e.clock.Now().Format(time.DateOnly), got, want)
 	}
 }

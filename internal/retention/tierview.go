@@ -152,9 +152,9 @@ func fullRunAnswer(res CycleResult) api.RetentionRun {
 	return out
 }
 
-// EnsureLeaves creates the leaves of the current and next periods, of the
-// tiers and of the sidecar, off the push path, once at start (the tier
-// check and the sidecar phase do it after).
+// EnsureLeaves creates the leaves of the current period (and of the next
+// one within leafLead), of the tiers and of the sidecar, off the push
+// path, once at start (the tier check and the sidecar phase do it after).
 func (s *Service) EnsureLeaves(ctx context.Context) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
