@@ -186,8 +186,9 @@ func (e *Engine) claimFrames(ctx context.Context, tx pgx.Tx, q *Queue, req PopRe
 	var out claimed
 	for round := 0; ; round++ {
 		from, limit := row.Committed+1, spec.batch+len(row.AckedAhead)
-		frames, ok, err := pre.frames(row.pid, from, limit, visible)
-		if !ok && err == nil {
+		frames, ok := pre.frames(row.pid, from, limit, visible)
+		var err error
+		if !ok {
 			frames, err = store.Read(ctx, tx, row.pid, from, limit, visible)
 		}
 		pre = prefetch{} // used once: later rounds read past it

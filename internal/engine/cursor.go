@@ -32,8 +32,6 @@ const cursorColumnsTmpl = `%[1]spartition_id, %[1]sgroup_name, %[1]scommitted, %
 
 func cursorColumns(alias string) string { return fmt.Sprintf(cursorColumnsTmpl, alias) }
 
-var cursorColumnsX = cursorColumns("x.")
-
 // fields lists where a row of cursorColumns scans to, in order; callers
 // append the extra columns they select. Call loaded after the scan.
 func (c *cursorRow) fields(extra ...any) []any {
@@ -109,17 +107,16 @@ type prefetch struct {
 	done  bool
 	from  int64
 	limit int
-	segs  store.Segments
+	segs  []store.Segment
 }
 
 // frames answers the prefetched frames when they are the read of (from,
 // limit).
-func (p prefetch) frames(pid uuid.UUID, from int64, limit int, visible time.Time) ([]store.Frame, bool, error) {
+func (p prefetch) frames(pid uuid.UUID, from int64, limit int, visible time.Time) ([]store.Frame, bool) {
 	if !p.done || p.from != from || p.limit != limit {
-		return nil, false, nil
+		return nil, false
 	}
-	f, err := p.segs.Decode(pid, from, limit, visible)
-	return f, true, err
+	return store.DecodeSegments(pid, from, limit, visible, p.segs), true
 }
 
 // lockFirstFree locks the group's cursor on the first of cands (in their
@@ -144,25 +141,27 @@ func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group stri
 		return nil, ps, fmt.Errorf("lock a cursor of group %s: %w", group, err)
 	}
 	defer rows.Close()
+	// Each row is a segment (NULL columns: none read) after the cursor's
+	// columns, which are scanned from the first row and skipped (nil) after.
 	var base, last *int64
 	var lastAt *time.Time
 	var frames []byte
-	read := []any{&base, &last, &lastAt, &frames}
-	first := c.fields(&ps.next, &ps.low, &ps.lastPush, &ps.lastPop, &ps.read.done, &ps.read.from, &ps.read.limit)
+	first := append(c.fields(&ps.next, &ps.low, &ps.lastPush, &ps.lastPop, &ps.read.done, &ps.read.from, &ps.read.limit),
+		&base, &last, &lastAt, &frames)
+	later := make([]any, len(first))
+	copy(later[len(first)-4:], first[len(first)-4:])
 	found := false
 	for rows.Next() {
 		dest := first
-		if found { // the cursor's columns again: skipped (nil)
-			dest = make([]any, len(first))
+		if found {
+			dest = later
 		}
-		if err := rows.Scan(append(dest, read...)...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, ps, fmt.Errorf("lock a cursor of group %s: %w", group, err)
 		}
 		found = true
-		if base != nil && last != nil && lastAt != nil {
-			segs := &ps.read.segs
-			segs.Bases, segs.Lasts = append(segs.Bases, *base), append(segs.Lasts, *last)
-			segs.LastAts, segs.Frames = append(segs.LastAts, *lastAt), append(segs.Frames, frames)
+		if base != nil {
+			ps.read.segs = append(ps.read.segs, store.Segment{Base: *base, Last: *last, LastAt: *lastAt, Frames: frames})
 		}
 		frames = nil
 	}
@@ -180,7 +179,7 @@ func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group stri
 // not arrays: aggregating the frames cost PostgreSQL more than the round
 // trip it saved. Without an ORDER BY, which sorted the frames too; the
 // decoder orders the segments.
-var lockFirstFreeSQL = `SELECT ` + cursorColumnsX + `, x.next_offset, x.low_watermark, x.last_push_at, x.last_pop_at,
+var lockFirstFreeSQL = `SELECT ` + cursorColumns("x.") + `, x.next_offset, x.low_watermark, x.last_push_at, x.last_pop_at,
 	       x.next_offset > greatest(x.committed + 1, x.low_watermark), x.committed + 1, l.n,
 	       s.base_offset, s.last_offset, s.last_at, s.frames
 	  FROM (SELECT c.*, p.next_offset, p.low_watermark, p.last_push_at

@@ -22,8 +22,8 @@ const tierCheckKey = "retention.tier_check"
 // partition starts a scan on every segment leaf (PostgreSQL 15
 // initialises them all before pruning any), and two leaves made a month
 // ahead for each of forever and held tripled a new deployment's leaves
-// (end to end at 1,000 msg/s: p50 7.3–7.8 ms with the current leaves
-// only, 8.1–8.7 with two months ahead, three pairs).
+// (end to end at 1,000 msg/s, three pairs: p50 8.0–8.3 ms with this lead,
+// 8.7–9.6 with two periods ahead; BENCHMARKS).
 const leafLead = 2 * 24 * time.Hour
 
 // tierPhase runs the tier check when it is due (every TierInterval across

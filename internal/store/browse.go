@@ -72,15 +72,15 @@ func ListSegments(ctx context.Context, q Querier, f SegmentFilter, after *Segmen
 // (damaged ones with Err set) and its stored size; found is false when it
 // was removed since it was listed.
 func ReadSegment(ctx context.Context, q Querier, ref SegmentRef) (frames []Frame, size int, found bool, err error) {
-	s := segment{base: ref.Base}
+	s := Segment{Base: ref.Base}
 	err = q.QueryRow(ctx, `SELECT last_offset, last_at, frames FROM lethe.segments WHERE partition_id = $1 AND base_offset = $2`,
-		ref.Partition, ref.Base).Scan(&s.last, &s.lastAt, &s.frames)
+		ref.Partition, ref.Base).Scan(&s.Last, &s.LastAt, &s.Frames)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, false, nil
 	}
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("read segment %d of %s: %w", ref.Base, ref.Partition, err)
 	}
-	frames, _ = s.decode(ref.Partition, s.base, int(s.last-s.base+1), farFuture, nil)
-	return frames, len(s.frames), true, nil
+	frames, _ = s.decode(ref.Partition, s.Base, int(s.Last-s.Base+1), farFuture, nil)
+	return frames, len(s.Frames), true, nil
 }

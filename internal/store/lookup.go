@@ -48,11 +48,11 @@ func TxnOffset(ctx context.Context, q Querier, pid uuid.UUID, txnID string) (off
 // from the tail first: a subscription that starts now costs what was
 // appended since, not a scan of the partition's history.
 func OffsetAt(ctx context.Context, q Querier, pid uuid.UUID, t time.Time) (int64, error) {
-	var s segment
+	var s Segment
 	err := q.QueryRow(ctx, `
 		SELECT s.base_offset, s.last_offset, s.frames FROM lethe.segments s
 		 WHERE s.partition_id = $1 AND s.base_offset = (SELECT lethe.store_offset_since($1, $2))`,
-		pid, t).Scan(&s.base, &s.last, &s.frames)
+		pid, t).Scan(&s.Base, &s.Last, &s.Frames)
 	if errors.Is(err, pgx.ErrNoRows) {
 		h, err := ReadHead(ctx, q, pid)
 		return h.Next, err
@@ -60,10 +60,10 @@ func OffsetAt(ctx context.Context, q Querier, pid uuid.UUID, t time.Time) (int64
 	if err != nil {
 		return 0, fmt.Errorf("seek partition %s: %w", pid, err)
 	}
-	found := s.base
-	_ = frame.Walk(s.frames, func(i int, m frame.Message) bool {
+	found := s.Base
+	_ = frame.Walk(s.Frames, func(i int, m frame.Message) bool {
 		if !m.CreatedAt.Before(t) {
-			found = s.base + int64(i)
+			found = s.Base + int64(i)
 			return false
 		}
 		return true

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/internal/frame"
 )
@@ -22,11 +23,13 @@ type Frame struct {
 	Err error
 }
 
-// segment is one stored row as the decoder needs it.
-type segment struct {
-	base, last int64
-	lastAt     time.Time
-	frames     []byte
+// Segment is one stored row as the decoder needs it: a row of
+// lethe.read_segments, which a claim reads with its cursor's lock and
+// decodes with DecodeSegments.
+type Segment struct {
+	Base, Last int64
+	LastAt     time.Time
+	Frames     []byte
 }
 
 // Read returns up to limit frames of partition pid with offsets from from on,
@@ -42,22 +45,15 @@ func Read(ctx context.Context, q Querier, pid uuid.UUID, from int64, limit int, 
 	if err != nil {
 		return nil, fmt.Errorf("read partition %s: %w", pid, err)
 	}
-	defer rows.Close()
-	var out []Frame
-	for rows.Next() {
-		var s segment
-		if err := rows.Scan(&s.base, &s.last, &s.lastAt, &s.frames); err != nil {
-			return nil, fmt.Errorf("read partition %s: %w", pid, err)
-		}
-		var stop bool
-		if out, stop = s.decode(pid, from, limit, visibleBefore, out); stop {
-			break
-		}
-	}
-	if err := rows.Err(); err != nil {
+	segs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Segment, error) {
+		var s Segment
+		err := r.Scan(&s.Base, &s.Last, &s.LastAt, &s.Frames)
+		return s, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read partition %s: %w", pid, err)
 	}
-	return out, nil
+	return DecodeSegments(pid, from, limit, visibleBefore, segs), nil
 }
 
 // readSQL finds the segment holding from (or the first one after a gap),
@@ -66,52 +62,33 @@ func Read(ctx context.Context, q Querier, pid uuid.UUID, from int64, limit int, 
 // that locks its cursor).
 const readSQL = `SELECT base_offset, last_offset, last_at, frames FROM lethe.read_segments($1, $2, $3)`
 
-// Segments are the rows of one lethe.read_segments call, aggregated into
-// arrays by a caller that read them in a statement of its own (a claim,
-// with its cursor's lock).
-type Segments struct {
-	Bases, Lasts []int64
-	LastAts      []time.Time
-	Frames       [][]byte
-}
-
-// Decode returns what Read(pid, from, limit, visibleBefore) returns when
-// its read found segs, which lethe.read_segments(pid, from, limit) gave in
-// any order.
-func (segs Segments) Decode(pid uuid.UUID, from int64, limit int, visibleBefore time.Time) ([]Frame, error) {
-	n := len(segs.Bases)
-	if len(segs.Lasts) != n || len(segs.LastAts) != n || len(segs.Frames) != n {
-		return nil, fmt.Errorf("read partition %s: %d segment offsets, %d ends, %d times, %d blobs",
-			pid, n, len(segs.Lasts), len(segs.LastAts), len(segs.Frames))
-	}
+// DecodeSegments returns what Read(pid, from, limit, visibleBefore)
+// returns when its read found segs, which lethe.read_segments(pid, from,
+// limit) gives, in any order (it sorts segs in place).
+func DecodeSegments(pid uuid.UUID, from int64, limit int, visibleBefore time.Time, segs []Segment) []Frame {
 	if limit <= 0 {
-		return nil, nil
+		return nil
 	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(segs.Bases[a], segs.Bases[b]) })
+	slices.SortFunc(segs, func(a, b Segment) int { return cmp.Compare(a.Base, b.Base) })
 	var out []Frame
-	for _, i := range order {
-		s := segment{base: segs.Bases[i], last: segs.Lasts[i], lastAt: segs.LastAts[i], frames: segs.Frames[i]}
+	for i := range segs {
 		var stop bool
-		if out, stop = s.decode(pid, from, limit, visibleBefore, out); stop {
+		if out, stop = segs[i].decode(pid, from, limit, visibleBefore, out); stop {
 			break
 		}
 	}
-	return out, nil
+	return out
 }
 
 // decode appends to out the frames of s with offsets from from on, until
 // out holds limit or a frame is not visible yet; stop says the read is
 // complete. Offsets of s that cannot be decoded are appended with Err set;
 // they count as visible once the whole segment is.
-func (s *segment) decode(pid uuid.UUID, from int64, limit int, visibleBefore time.Time, out []Frame) ([]Frame, bool) {
-	next, stop := s.base, false
-	walkErr := frame.Walk(s.frames, func(i int, m frame.Message) bool {
-		off := s.base + int64(i)
-		if off > s.last {
+func (s *Segment) decode(pid uuid.UUID, from int64, limit int, visibleBefore time.Time, out []Frame) ([]Frame, bool) {
+	next, stop := s.Base, false
+	walkErr := frame.Walk(s.Frames, func(i int, m frame.Message) bool {
+		off := s.Base + int64(i)
+		if off > s.Last {
 			return false // more frames than the row's offsets: not ours to serve
 		}
 		next = off + 1
@@ -128,18 +105,18 @@ func (s *segment) decode(pid uuid.UUID, from int64, limit int, visibleBefore tim
 		out = append(out, Frame{Offset: off, Message: m})
 		return true
 	})
-	if stop || next > s.last {
+	if stop || next > s.Last {
 		return out, stop
 	}
 	cause := walkErr
 	if cause == nil {
-		cause = fmt.Errorf("%w: the segment's frames end at offset %d, its row says %d", frame.ErrCorrupt, next-1, s.last)
+		cause = fmt.Errorf("%w: the segment's frames end at offset %d, its row says %d", frame.ErrCorrupt, next-1, s.Last)
 	}
-	damage := fmt.Errorf("%w: partition %s segment %d: %w", ErrUnreadable, pid, s.base, cause)
-	if s.lastAt.After(visibleBefore) {
+	damage := fmt.Errorf("%w: partition %s segment %d: %w", ErrUnreadable, pid, s.Base, cause)
+	if s.LastAt.After(visibleBefore) {
 		return out, true
 	}
-	for off := max(next, from); off <= s.last; off++ {
+	for off := max(next, from); off <= s.Last; off++ {
 		if len(out) >= limit {
 			return out, true
 		}
