@@ -5,11 +5,11 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lethe-mq/lethe/internal/frame"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
@@ -57,31 +57,33 @@ type flushJob struct {
 
 type pending struct{ reqs []*appendReq }
 
-// appendReq is one request's frames for one partition.
+// appendReq is one request's messages for one partition. They are encoded
+// when their segment is (segmentOf), straight into it: a payload still
+// aliases the request body until then, and is copied once.
 type appendReq struct {
 	queue     string
 	partition string
 	pid       uuid.UUID // set by a transaction, which writes without the appender
 	hashes    []int64
-	// minted[i] says frames[i] has no transaction id: lethe names it by
-	// its offset (store.Batch.AddMinted).
+	// minted[i] says msgs[i] has no transaction id: lethe names it by its
+	// offset (store.Batch.AddMinted).
 	minted []bool
-	frames [][]byte
-	times  []time.Time
-	bytes  int
-	// results[i] is the outcome of frames[i]; filled before done closes.
+	msgs   []frame.Message
+	// bytes is the frames' encoded length (frame.Len), which the segment
+	// limits count.
+	bytes int
+	// results[i] is the outcome of msgs[i]; filled before done closes.
 	results []store.Appended
 	err     error
 	done    chan struct{}
 }
 
-// add appends one frame to r, keeping its per-frame slices in step.
-func (r *appendReq) add(hash int64, minted bool, f []byte, at time.Time) {
+// add appends one message to r, keeping its per-message slices in step.
+func (r *appendReq) add(hash int64, minted bool, m frame.Message) {
 	r.hashes = append(r.hashes, hash)
 	r.minted = append(r.minted, minted)
-	r.frames = append(r.frames, f)
-	r.times = append(r.times, at)
-	r.bytes += len(f)
+	r.msgs = append(r.msgs, m)
+	r.bytes += frame.Len(m)
 }
 
 func newAppender(e *Engine) *appender {
@@ -181,7 +183,7 @@ func (e *Engine) signalFlush(group []*flushJob) {
 	f := Flush{Partitions: len(group)}
 	for _, j := range group {
 		for _, r := range j.reqs {
-			f.Frames += len(r.frames)
+			f.Frames += len(r.msgs)
 		}
 	}
 	e.cfg.TestSignals.Flushed.Signal(f)
@@ -284,10 +286,10 @@ func (a *appender) next(pid uuid.UUID) []*appendReq {
 	n, frames, size := 0, 0, 0
 	for n < len(p.reqs) {
 		r := p.reqs[n]
-		if n > 0 && (frames+len(r.frames) > a.e.cfg.SegmentMaxFrames || size+r.bytes > a.e.cfg.SegmentMaxBytes) {
+		if n > 0 && (frames+len(r.msgs) > a.e.cfg.SegmentMaxFrames || size+r.bytes > a.e.cfg.SegmentMaxBytes) {
 			break
 		}
-		frames += len(r.frames)
+		frames += len(r.msgs)
 		size += r.bytes
 		n++
 	}
@@ -311,17 +313,13 @@ func (e *Engine) writeSegment(ctx context.Context, q store.Querier, pid uuid.UUI
 func segmentOf(reqs []*appendReq) *store.Batch {
 	n, size := 0, 0
 	for _, r := range reqs {
-		n += len(r.frames)
+		n += len(r.msgs)
 		size += r.bytes
 	}
 	b := store.NewBatch(n, size)
 	for _, r := range reqs {
-		for k, f := range r.frames {
-			if r.minted[k] {
-				b.AddMinted(f, r.times[k])
-			} else {
-				b.Add(r.hashes[k], f, r.times[k])
-			}
+		for k, m := range r.msgs {
+			b.AddMessage(r.hashes[k], m, r.minted[k])
 		}
 	}
 	return b
@@ -331,7 +329,7 @@ func segmentOf(reqs []*appendReq) *store.Batch {
 func fillResults(reqs []*appendReq, results []store.Appended) {
 	i := 0
 	for _, r := range reqs {
-		r.results = results[i : i+len(r.frames)]
-		i += len(r.frames)
+		r.results = results[i : i+len(r.msgs)]
+		i += len(r.msgs)
 	}
 }

@@ -64,8 +64,7 @@ func TestCommitGroupFailsAlone(t *testing.T) {
 		r := &appendReq{}
 		for range 2 {
 			txn := uuid.NewString()
-			f := frame.Encode(frame.Message{CreatedAt: e.clock.Now(), TxnID: txn, Payload: json.RawMessage(`1`)})
-			r.add(store.TxnHash(txn), false, f, e.clock.Now())
+			r.add(store.TxnHash(txn), false, frame.Message{CreatedAt: e.clock.Now(), TxnID: txn, Payload: json.RawMessage(`1`)})
 		}
 		return r
 	}

@@ -69,12 +69,12 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*api.DeadLette
 			return fmt.Errorf("load dead letter %d: %w", id, err)
 		}
 		now := e.clock.Now()
-		f, err := e.replayFrame(ctx, id, res, traceID, payload, sealed, now)
+		m, err := e.replayMessage(ctx, id, res, traceID, payload, sealed, now)
 		if err != nil {
 			return err
 		}
-		b := store.NewBatch(1, 0)
-		b.Add(store.TxnHash(res.TransactionID), f, now)
+		b := store.NewBatch(1, frame.Len(m))
+		b.AddMessage(store.TxnHash(res.TransactionID), m, false)
 		appended, err := store.Append(ctx, tx, pid, b, now)
 		if errors.Is(err, store.ErrPartitionGone) {
 			return fmt.Errorf("%w: partition %s was deleted meanwhile", ErrConflict, pid)
@@ -99,30 +99,31 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*api.DeadLette
 	return res, nil
 }
 
-// replayFrame is the frame a replay appends: the dead letter's payload,
-// opened when it was sealed and sealed again when its queue is encrypted.
-func (e *Engine) replayFrame(ctx context.Context, id int64, res *api.DeadLetterReplayed, traceID string, payload, sealed []byte, now time.Time) ([]byte, error) {
+// replayMessage is the message a replay appends: the dead letter's
+// payload, opened when it was sealed and sealed again when its queue is
+// encrypted.
+func (e *Engine) replayMessage(ctx context.Context, id int64, res *api.DeadLetterReplayed, traceID string, payload, sealed []byte, now time.Time) (frame.Message, error) {
 	if sealed != nil {
 		plain, err := e.openDeadLetter(sealed)
 		if err != nil {
-			return nil, fmt.Errorf("%w: dead letter %d cannot be replayed: %v; configure the key that sealed it (QUEEN_ENCRYPTION_KEY_PREVIOUS) and replay again",
+			return frame.Message{}, fmt.Errorf("%w: dead letter %d cannot be replayed: %v; configure the key that sealed it (QUEEN_ENCRYPTION_KEY_PREVIOUS) and replay again",
 				ErrConflict, id, err)
 		}
 		payload = plain
 	}
 	if payload == nil {
-		return nil, fmt.Errorf("%w: dead letter %d has no payload (its message was gone or unreadable when it failed), so there is nothing to replay; delete it instead",
+		return frame.Message{}, fmt.Errorf("%w: dead letter %d has no payload (its message was gone or unreadable when it failed), so there is nothing to replay; delete it instead",
 			ErrConflict, id)
 	}
 	q, err := e.catalog.queue(ctx, res.Queue)
 	if err != nil {
-		return nil, err
+		return frame.Message{}, err
 	}
 	m := frame.Message{CreatedAt: now, TxnID: res.TransactionID, TraceID: traceID, Payload: payload}
 	if err := e.sealFor(q, &m); err != nil {
-		return nil, err
+		return frame.Message{}, err
 	}
-	return frame.Encode(m), nil
+	return m, nil
 }
 
 // openDeadLetter opens a dead letter's sealed payload.

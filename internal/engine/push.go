@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -33,8 +32,9 @@ type prepared struct {
 	// claimed is set when the item's id is one lethe minted for the
 	// partition it names (claimMinted): it is answered, not written.
 	claimed *claim
-	frame   []byte
-	at      time.Time
+	// msg is what its frame will hold; its payload aliases the request
+	// until the segment is encoded (segmentOf).
+	msg frame.Message
 }
 
 // validatePush checks items by the rules of package validate; nothing is
@@ -67,7 +67,7 @@ func (e *Engine) preparePush(ctx context.Context, items []api.PushItem, queues m
 		if err := e.sealFor(queues[it.Queue], &m); err != nil {
 			return nil, err
 		}
-		out[i] = prepared{index: i, item: it, hash: hash, minted: minted, at: now, frame: frame.Encode(m)}
+		out[i] = prepared{index: i, item: it, hash: hash, minted: minted, msg: m}
 	}
 	return out, e.claimMinted(ctx, out)
 }
@@ -91,7 +91,7 @@ func groupByPartition(items []prepared) ([]*appendReq, [][]int) {
 			idx = append(idx, nil)
 		}
 		r := reqs[j]
-		r.add(p.hash, p.minted, p.frame, p.at)
+		r.add(p.hash, p.minted, p.msg)
 		idx[j] = append(idx[j], p.index)
 	}
 	return reqs, idx
@@ -153,7 +153,7 @@ func (e *Engine) push(ctx context.Context, items []api.PushItem, o pushOptions) 
 	var fx effects
 	for j, r := range reqs {
 		if errs[j] == nil {
-			fx.pushed(r.queue, len(r.frames), pushHint(queues[r.queue], pids[j], r.partition))
+			fx.pushed(r.queue, len(r.msgs), pushHint(queues[r.queue], pids[j], r.partition))
 		}
 	}
 	e.fire(&fx)

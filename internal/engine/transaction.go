@@ -244,7 +244,7 @@ func (e *Engine) txAppend(ctx context.Context, tx pgx.Tx, push *txPush, now time
 		return nil, closeErr
 	}
 	for _, r := range push.reqs {
-		fx.pushed(r.queue, len(r.frames), pushHint(push.queues[r.queue], r.pid, r.partition))
+		fx.pushed(r.queue, len(r.msgs), pushHint(push.queues[r.queue], r.pid, r.partition))
 	}
 	fillClaimed(out, push.prep)
 	return out, nil

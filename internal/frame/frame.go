@@ -49,8 +49,7 @@ type Message struct {
 
 // Append encodes m as one frame at the end of dst.
 func Append(dst []byte, m Message) []byte {
-	bodyLen := 1 + 8 + varLen(m.TxnID) + varLen(m.TraceID) + varLen(m.ProducerSub) + len(m.Payload)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(bodyLen))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(bodyLen(m)))
 	version := byte(version1)
 	if m.Sealed {
 		version = versionSealed
@@ -64,7 +63,14 @@ func Append(dst []byte, m Message) []byte {
 }
 
 // Encode returns m as one frame.
-func Encode(m Message) []byte { return Append(nil, m) }
+func Encode(m Message) []byte { return Append(make([]byte, 0, Len(m)), m) }
+
+// Len is the length of m's frame: what Append adds to dst.
+func Len(m Message) int { return headerLen + bodyLen(m) }
+
+func bodyLen(m Message) int {
+	return 1 + 8 + varLen(m.TxnID) + varLen(m.TraceID) + varLen(m.ProducerSub) + len(m.Payload)
+}
 
 // Decode reads every frame of a segment. The returned messages alias seg.
 func Decode(seg []byte) ([]Message, error) {

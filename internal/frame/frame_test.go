@@ -17,8 +17,12 @@ func TestRoundTrip(t *testing.T) {
 		{CreatedAt: at, TxnID: "tx-3", Payload: []byte{0, 0xff, 7}, Sealed: true},
 	}
 	var seg []byte
-	for _, m := range in {
+	for i, m := range in {
+		n := len(seg)
 		seg = Append(seg, m)
+		if len(seg)-n != Len(m) { // segments are sized by Len before they are encoded
+			t.Errorf("frame %d: Append wrote %d bytes, Len says %d", i, len(seg)-n, Len(m))
+		}
 	}
 	out, err := Decode(seg)
 	if err != nil {

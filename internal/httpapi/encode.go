@@ -24,6 +24,19 @@ func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
+// pushResultsLen is about the length appendPushResults writes for rs (its
+// names and punctuation, about 120 bytes a result, and the values, which
+// escaping rarely lengthens), so that the answer to a push of 100 is
+// written into one buffer instead of grown into one, copied each time.
+func pushResultsLen(rs []api.PushResult) int {
+	n := 2
+	for _, r := range rs {
+		n += 128 + len(r.TransactionID) + len(r.TransactionIDCamel) + len(r.Status) + len(r.MessageID) +
+			len(r.PartitionID) + len(r.TraceID) + len(r.QueueName) + len(r.Error)
+	}
+	return n
+}
+
 func appendPushResults(b []byte, rs []api.PushResult) []byte {
 	b = append(b, '[')
 	for i, r := range rs {

@@ -55,6 +55,18 @@ func TestPushResultsEncodingMatchesStdlib(t *testing.T) {
 	}
 	std, _ := json.Marshal(rs)
 	sameJSON(t, appendPushResults(nil, rs), std)
+
+	// The answer to a push of 100 fits the buffer sized for it, so it is
+	// written without growing one.
+	rs = rs[:0]
+	for i := range 100 {
+		id := "0190f3a5-8c1e-7b42-9d3a-5e6f7a8b9c0d"
+		rs = append(rs, api.PushResult{Index: i, TransactionID: id, TransactionIDCamel: id, Status: "queued", MessageID: id,
+			PartitionID: id, TraceID: id, QueueName: "orders-eu-west"})
+	}
+	if got, room := len(appendPushResults(nil, rs)), pushResultsLen(rs); got > room {
+		t.Errorf("the answer to a push of 100 takes %d bytes, more than the %d sized for it", got, room)
+	}
 }
 
 // stdlibEncoding is what writeJSON sends for v.

@@ -47,7 +47,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeRaw(w, http.StatusCreated, appendPushResults(make([]byte, 0, 160*len(results)), results))
+	writeRaw(w, http.StatusCreated, appendPushResults(make([]byte, 0, pushResultsLen(results)), results))
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lethe-mq/lethe/internal/frame"
 )
 
 // Batch is the frames of one append to one partition, in order. Frames are
@@ -33,32 +35,59 @@ type Batch struct {
 
 // NewBatch returns a batch sized for frames frames of bytes bytes in all.
 func NewBatch(frames, bytes int) *Batch {
+	// hashes and positions grow only with producers' ids; empty, not nil,
+	// so lethe.append_segment is given empty arrays, never NULL.
 	return &Batch{
-		hashes:    make([]int64, 0, frames),
-		positions: make([]int32, 0, frames),
+		hashes:    []int64{},
+		positions: []int32{},
 		lens:      make([]int32, 0, frames),
 		blob:      make([]byte, 0, bytes),
 		repeatOf:  make([]int, 0, frames),
 		sent:      make([]int, 0, frames),
-		first:     make(map[int64]int, frames),
 	}
 }
 
 // Add appends one encoded frame whose transaction id a producer chose, with
 // the id's hash (TxnHash) and the frame's creation time. The id is looked
 // up in the sidecar and stored there.
-func (b *Batch) Add(hash int64, f []byte, at time.Time) { b.add(hash, f, at, true) }
+func (b *Batch) Add(hash int64, f []byte, at time.Time) {
+	if b.admit(hash, at, true) {
+		b.lens = append(b.lens, int32(len(f)))
+		b.blob = append(b.blob, f...)
+	}
+}
 
 // AddMinted is Add for a frame without an id: lethe names it by its offset
 // (MintedID), so it is neither looked up nor stored in the sidecar.
-func (b *Batch) AddMinted(f []byte, at time.Time) { b.add(0, f, at, false) }
+func (b *Batch) AddMinted(f []byte, at time.Time) {
+	if b.admit(0, at, false) {
+		b.lens = append(b.lens, int32(len(f)))
+		b.blob = append(b.blob, f...)
+	}
+}
 
-func (b *Batch) add(hash int64, f []byte, at time.Time, hasID bool) {
+// AddMessage is Add, or AddMinted when minted, for a message the batch
+// encodes itself, straight into the segment: a pushed payload is copied
+// once after the request body, here (issue 13, item 3).
+func (b *Batch) AddMessage(hash int64, m frame.Message, minted bool) {
+	if b.admit(hash, m.CreatedAt, !minted) {
+		n := len(b.blob)
+		b.blob = frame.Append(b.blob, m)
+		b.lens = append(b.lens, int32(len(b.blob)-n))
+	}
+}
+
+// admit records the next frame's place and says whether its bytes are
+// stored: not when its id repeats one earlier in the batch.
+func (b *Batch) admit(hash int64, at time.Time, hasID bool) bool {
 	pos := len(b.repeatOf)
 	if hasID {
 		if j, ok := b.first[hash]; ok {
 			b.repeatOf = append(b.repeatOf, j)
-			return
+			return false
+		}
+		if b.first == nil {
+			b.first = make(map[int64]int, cap(b.repeatOf))
 		}
 		b.first[hash] = pos
 		b.hashes = append(b.hashes, hash)
@@ -66,14 +95,13 @@ func (b *Batch) add(hash int64, f []byte, at time.Time, hasID bool) {
 	}
 	b.repeatOf = append(b.repeatOf, -1)
 	b.sent = append(b.sent, pos)
-	b.lens = append(b.lens, int32(len(f)))
-	b.blob = append(b.blob, f...)
 	if len(b.sent) == 1 || at.Before(b.firstAt) {
 		b.firstAt = at
 	}
 	if len(b.sent) == 1 || at.After(b.lastAt) {
 		b.lastAt = at
 	}
+	return true
 }
 
 // Len is the number of frames added.
