@@ -50,7 +50,7 @@ func readAll(r io.Reader, declared int64) ([]byte, error) {
 		if err != nil {
 			return b, err
 		}
-		if len(b) == cap(b) { // more than declared: a chunked body, say
+		if len(b) == cap(b) { // a body longer than the presize cap
 			b = append(b, 0)[:len(b)]
 		}
 	}

@@ -50,17 +50,14 @@ func NewBatch(frames, bytes int) *Batch {
 // Add appends one encoded frame whose transaction id a producer chose, with
 // the id's hash (TxnHash) and the frame's creation time. The id is looked
 // up in the sidecar and stored there.
-func (b *Batch) Add(hash int64, f []byte, at time.Time) {
-	if b.admit(hash, at, true) {
-		b.lens = append(b.lens, int32(len(f)))
-		b.blob = append(b.blob, f...)
-	}
-}
+func (b *Batch) Add(hash int64, f []byte, at time.Time) { b.addEncoded(hash, f, at, true) }
 
 // AddMinted is Add for a frame without an id: lethe names it by its offset
 // (MintedID), so it is neither looked up nor stored in the sidecar.
-func (b *Batch) AddMinted(f []byte, at time.Time) {
-	if b.admit(0, at, false) {
+func (b *Batch) AddMinted(f []byte, at time.Time) { b.addEncoded(0, f, at, false) }
+
+func (b *Batch) addEncoded(hash int64, f []byte, at time.Time, hasID bool) {
+	if b.admit(hash, at, hasID) {
 		b.lens = append(b.lens, int32(len(f)))
 		b.blob = append(b.blob, f...)
 	}
