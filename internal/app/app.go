@@ -98,7 +98,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 		return nil, err
 	}
 	prom := metrics.New(metrics.Config{Pool: a.Pool, Logger: log, Clock: a.Clock})
-	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, Hooks: prom.Hooks(),
+	a.Engine = engine.New(a.Pool, engine.Config{Clock: a.Clock, Logger: log, MaxPayloadBytes: cfg.MaxPayloadBytes, PopMaxBytes: cfg.PopMaxBytes, Hooks: prom.Hooks(),
 		DefaultRetentionTier: cfg.DefaultRetentionTier, DefaultQuarantined: cfg.DefaultQuarantined,
 		Keys: cfg.EncryptionKeys})
 	if cfg.EncryptionKeys.On() {

@@ -29,6 +29,7 @@ type Server struct {
 	LogLevel        string // LOG_LEVEL
 	LogFormat       string // LOG_FORMAT
 	MaxPayloadBytes int    // MAX_PAYLOAD_BYTES
+	PopMaxBytes     int64  // POP_MAX_BYTES
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
 	MaxLongPolls    int    // LETHE_MAX_LONG_POLLS: pops with wait=true in progress at once (1000)
@@ -88,6 +89,7 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 		LogLevel:             r.text(varLogLevel),
 		LogFormat:            r.text(varLogFormat),
 		MaxPayloadBytes:      int(r.whole(varMaxPayload)),
+		PopMaxBytes:          r.whole(varPopMaxBytes),
 		AuthToken:            r.text(varAuthToken),
 		OperatorToken:        r.text(varOperator),
 		MaxLongPolls:         int(r.whole(varMaxLongPolls)),
@@ -153,6 +155,7 @@ func (c Server) Validate() error {
 		{varDBWait, int64(c.DatabaseWait / time.Second)},
 		{varMaxLongPolls, int64(c.MaxLongPolls)},
 		{varMaxPayload, int64(c.MaxPayloadBytes)},
+		{varPopMaxBytes, c.PopMaxBytes},
 		{varInterval, r.Interval.Milliseconds()},
 		{varTierInterval, r.TierInterval.Milliseconds()},
 		{varBatchSize, int64(r.BatchSize)},

@@ -61,6 +61,7 @@ var (
 	varLogLevel     = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
 	varLogFormat    = spec{name: "LOG_FORMAT", kind: text, def: "text", choices: []string{"text", "json"}, meaning: "`json` writes one JSON object per log line (structured fields) for log collectors"}
 	varMaxPayload   = spec{name: "MAX_PAYLOAD_BYTES", kind: whole, def: "4194304", min: 1024, max: 256 << 20, unit: "bytes", meaning: "largest message payload; larger pushes answer 413"}
+	varPopMaxBytes  = spec{name: "POP_MAX_BYTES", kind: whole, def: "16777216", min: 64 << 10, max: 1 << 30, unit: "bytes", meaning: "payload bytes of one pop's answer: a pop stops adding messages once theirs reach this (the first always comes, however large), which bounds what one pop reads and holds; the rest stays for the next pop"}
 	varAuthToken    = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "the token of producers and consumers (lethe's write role, which includes read); when it, `LETHE_OPERATOR_TOKEN` or `JWT_ENABLED` is set, every call but health and metrics needs `Authorization: Bearer <token>`"}
 	varOperator     = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the operator's token: everything, including what deletes or skips data, which needs it (or an admin JWT) when auth is on (see [docs/api.md](docs/api.md#roles))"}
 	varEncKey       = spec{name: "QUEEN_ENCRYPTION_KEY", kind: text, meaning: "64 hexadecimal characters (an AES-256 key): seals the payloads of queues with `encryptionEnabled`; without it such queues refuse pushes and pops (see [docs/api.md](docs/api.md#encryption-at-rest))"}
@@ -111,7 +112,7 @@ var (
 // specs lists every variable in the README's order.
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
-	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload,
+	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varPopMaxBytes,
 	varAuthToken, varOperator, varEncKey, varEncPrevious, varMaxLongPolls,
 	varJWTEnabled, varJWTAlgorithm, varJWTSecret, varJWTPublicKey, varJWTJWKSURL, varJWTIssuer, varJWTAudience,
 	varJWTSkew, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,

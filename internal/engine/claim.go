@@ -37,8 +37,11 @@ type claimed struct {
 
 // claimSpec is what every claim of one pop shares.
 type claimSpec struct {
-	// batch is how many messages this claim may still hand out.
-	batch int
+	// batch is how many messages this claim may still hand out, and
+	// maxBytes how many payload bytes before it stops adding one (0: no
+	// bound; the first message always comes).
+	batch    int
+	maxBytes int64
 	// leaseID names the lease of every partition the pop claims.
 	leaseID uuid.UUID
 	fromAt  *time.Time
@@ -58,6 +61,9 @@ func (e *Engine) claimAmong(ctx context.Context, q *Queue, req PopRequest, cands
 	}
 	for len(pending) > 0 && !popFull(resp, req) {
 		spec.batch = req.Batch - len(resp.Messages)
+		if req.MaxBytes > 0 {
+			spec.maxBytes = req.MaxBytes - popBytes(resp)
+		}
 		c, got, err := e.claim(ctx, q, pending, req, spec)
 		if c == nil && err == nil {
 			return pending, nil, nil // every one left is held or being claimed
@@ -105,7 +111,7 @@ func (e *Engine) claim(ctx context.Context, q *Queue, cands []candidate, req Pop
 	var out claimed
 	var cand *candidate
 	err := e.consumerTx(ctx, func(tx pgx.Tx) error {
-		row, ps, err := lockFirstFree(ctx, tx, cands, req.Group, spec.now, spec.batch)
+		row, ps, err := lockFirstFree(ctx, tx, cands, req.Group, spec.now, spec.batch, spec.maxBytes)
 		if row == nil {
 			return err
 		}
@@ -186,10 +192,10 @@ func (e *Engine) claimFrames(ctx context.Context, tx pgx.Tx, q *Queue, req PopRe
 	var out claimed
 	for round := 0; ; round++ {
 		from, limit := row.Committed+1, spec.batch+len(row.AckedAhead)
-		frames, ok := pre.frames(row.pid, from, limit, visible)
+		frames, ok := pre.frames(row.pid, from, limit, spec.maxBytes, visible)
 		var err error
 		if !ok {
-			frames, err = store.Read(ctx, tx, row.pid, from, limit, visible)
+			frames, err = store.Read(ctx, tx, row.pid, from, limit, spec.maxBytes, visible)
 		}
 		pre = prefetch{} // used once: later rounds read past it
 		if err != nil {

@@ -99,24 +99,25 @@ type partState struct {
 }
 
 // prefetch is a read made with the cursor's lock: the segments of
-// lethe.read_segments(pid, from, limit), taken when the partition had
-// offsets past the cursor. A claim uses it for its first read when that
-// read asks for the same from and limit (the lease rules did not move the
-// cursor first), and reads again otherwise.
+// lethe.read_segments(pid, from, limit, maxBytes), taken when the
+// partition had offsets past the cursor. A claim uses it for its first
+// read when that read asks for the same from and bounds (the lease rules
+// did not move the cursor first), and reads again otherwise.
 type prefetch struct {
-	done  bool
-	from  int64
-	limit int
-	segs  []store.Segment
+	done     bool
+	from     int64
+	limit    int
+	maxBytes int64
+	segs     []store.Segment
 }
 
 // frames answers the prefetched frames when they are the read of (from,
-// limit).
-func (p prefetch) frames(pid uuid.UUID, from int64, limit int, visible time.Time) ([]store.Frame, bool) {
-	if !p.done || p.from != from || p.limit != limit {
+// limit, maxBytes).
+func (p prefetch) frames(pid uuid.UUID, from int64, limit int, maxBytes int64, visible time.Time) ([]store.Frame, bool) {
+	if !p.done || p.from != from || p.limit != limit || p.maxBytes != maxBytes {
 		return nil, false
 	}
-	return store.DecodeSegments(pid, from, limit, visible, p.segs), true
+	return store.DecodeSegments(pid, from, limit, maxBytes, visible, p.segs), true
 }
 
 // lockFirstFree locks the group's cursor on the first of cands (in their
@@ -127,16 +128,16 @@ func (p prefetch) frames(pid uuid.UUID, from int64, limit int, visible time.Time
 // passed over too. The row is answered with a corrupt lease's error, so the
 // caller knows which partition failed. When the partition has offsets past
 // the cursor, the statement also reads up to batch of them (and as many as
-// the group acked ahead, which a claim passes over), as claimFrames would:
-// ps.read.
-func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group string, now time.Time, batch int) (*cursorRow, partState, error) {
+// the group acked ahead, which a claim passes over) within maxBytes, as
+// claimFrames would: ps.read.
+func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group string, now time.Time, batch int, maxBytes int64) (*cursorRow, partState, error) {
 	pids := make([]uuid.UUID, len(cands))
 	for i, c := range cands {
 		pids[i] = c.pid
 	}
-	var ps partState
+	ps := partState{read: prefetch{maxBytes: maxBytes}}
 	c := &cursorRow{}
-	rows, err := tx.Query(ctx, lockFirstFreeSQL, pids, group, now, batch)
+	rows, err := tx.Query(ctx, lockFirstFreeSQL, pids, group, now, batch, store.ReadBytesBound(maxBytes))
 	if err != nil {
 		return nil, ps, fmt.Errorf("lock a cursor of group %s: %w", group, err)
 	}
@@ -191,7 +192,7 @@ var lockFirstFreeSQL = `SELECT ` + cursorColumns("x.") + `, x.next_offset, x.low
 	           FOR UPDATE OF c SKIP LOCKED) x
 	 CROSS JOIN LATERAL (SELECT $4::int + coalesce(cardinality(x.acked_ahead), 0) AS n) l
 	  LEFT JOIN LATERAL (
-	       SELECT r.* FROM lethe.read_segments(x.partition_id, x.committed + 1, l.n) r
+	       SELECT r.* FROM lethe.read_segments(x.partition_id, x.committed + 1, l.n, $5) r
 	        WHERE x.next_offset > greatest(x.committed + 1, x.low_watermark)) s ON true`
 
 // ackTarget is what an ack needs besides the cursor: names for the answer,

@@ -22,6 +22,7 @@ const (
 	MaxItemsDefault         = 10_000
 	SegmentMaxFramesDefault = 1000
 	SegmentMaxBytesDefault  = 8 << 20
+	PopMaxBytesDefault      = 16 << 20
 )
 
 // Config tunes an Engine. Zero values take the defaults above.
@@ -34,6 +35,10 @@ type Config struct {
 	// group commit folds into one segment; one request is never split.
 	SegmentMaxFrames int
 	SegmentMaxBytes  int
+	// PopMaxBytes bounds the payloads of one pop's answer, and so what a
+	// pop reads and holds (POP_MAX_BYTES): it stops adding messages once
+	// theirs reach it, after the first.
+	PopMaxBytes int64
 	// DefaultRetentionTier and DefaultQuarantined are what a new queue
 	// gets when it does not say (LETHE_DEFAULT_RETENTION_TIER,
 	// LETHE_DEFAULT_QUARANTINED; empty: forever and keep).
@@ -109,6 +114,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Engine {
 	cfg.MaxItems = cmp.Or(cfg.MaxItems, MaxItemsDefault)
 	cfg.SegmentMaxFrames = cmp.Or(cfg.SegmentMaxFrames, SegmentMaxFramesDefault)
 	cfg.SegmentMaxBytes = cmp.Or(cfg.SegmentMaxBytes, SegmentMaxBytesDefault)
+	cfg.PopMaxBytes = cmp.Or(cfg.PopMaxBytes, PopMaxBytesDefault)
 	cfg.DefaultRetentionTier = cmp.Or(cfg.DefaultRetentionTier, string(tier.Forever))
 	cfg.DefaultQuarantined = cmp.Or(cfg.DefaultQuarantined, string(tier.Keep))
 	ctx, stop := context.WithCancel(context.Background())

@@ -42,6 +42,10 @@ type PopRequest struct {
 	// Namespace and Task select queues when Queue is empty (GET /api/v1/pop).
 	Namespace string
 	Task      string
+	// MaxBytes bounds the payloads of one pop's answer: it stops adding
+	// messages once theirs reach it, after the first (0: the engine's
+	// PopMaxBytes).
+	MaxBytes int64
 }
 
 // Validate checks bounds and fills defaults.
@@ -94,6 +98,9 @@ func (r *PopRequest) Validate() error {
 func (e *Engine) Pop(ctx context.Context, req PopRequest) (*api.PopResponse, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
+	}
+	if req.MaxBytes <= 0 {
+		req.MaxBytes = e.cfg.PopMaxBytes
 	}
 	deadline := time.Now().Add(req.Timeout)
 	var since uint64  // this long poll's place in line, kept across wake-ups
@@ -305,7 +312,17 @@ const (
 
 // popFull says the pop has claimed all it may.
 func popFull(resp *api.PopResponse, req PopRequest) bool {
-	return resp.PartitionsClaimed >= req.MaxPartitions || len(resp.Messages) >= req.Batch
+	return resp.PartitionsClaimed >= req.MaxPartitions || len(resp.Messages) >= req.Batch ||
+		(req.MaxBytes > 0 && popBytes(resp) >= req.MaxBytes)
+}
+
+// popBytes is the payload bytes of the messages a pop has claimed.
+func popBytes(resp *api.PopResponse) int64 {
+	var n int64
+	for i := range resp.Messages {
+		n += int64(len(resp.Messages[i].Data))
+	}
+	return n
 }
 
 // addClaimed adds what one partition gave to the response.

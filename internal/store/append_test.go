@@ -102,7 +102,7 @@ func TestAppendConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("concurrent append: %v", err)
 	}
-	frames, err := store.Read(e.ctx, e.pool, pid, 0, writers*each+10, store.Everything())
+	frames, err := store.Read(e.ctx, e.pool, pid, 0, writers*each+10, 0, store.Everything())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,5 @@ func ReadSegment(ctx context.Context, q Querier, ref SegmentRef) (frames []Frame
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("read segment %d of %s: %w", ref.Base, ref.Partition, err)
 	}
-	frames, _ = s.decode(ref.Partition, s.Base, int(s.Last-s.Base+1), farFuture, nil)
-	return frames, len(s.Frames), true, nil
+	return DecodeSegments(ref.Partition, s.Base, int(s.Last-s.Base+1), 0, farFuture, []Segment{s}), len(s.Frames), true, nil
 }

@@ -44,7 +44,7 @@ func TestReadDamagedSegments(t *testing.T) {
 		if got := strings.Join(e.read(pid, 0, 20, store.Everything()), " "); got != want {
 			t.Errorf("%s: read %q, want %q", c.name, got, want)
 		}
-		frames, err := store.Read(e.ctx, e.pool, pid, 10, 20, store.Everything())
+		frames, err := store.Read(e.ctx, e.pool, pid, 10, 20, 0, store.Everything())
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

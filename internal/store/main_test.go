@@ -87,7 +87,7 @@ func (e *env) appendAt(q store.Querier, pid uuid.UUID, at time.Time, txns ...str
 // for an unreadable one).
 func (e *env) read(pid uuid.UUID, from int64, limit int, visibleBefore time.Time) []string {
 	e.t.Helper()
-	frames, err := store.Read(e.ctx, e.pool, pid, from, limit, visibleBefore)
+	frames, err := store.Read(e.ctx, e.pool, pid, from, limit, 0, visibleBefore)
 	if err != nil {
 		e.t.Fatalf("read %s from %d: %v", pid, from, err)
 	}

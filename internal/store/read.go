@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -34,14 +35,16 @@ type Segment struct {
 
 // Read returns up to limit frames of partition pid with offsets from from on,
 // in offset order, stopping before the first frame created after
-// visibleBefore (delayed processing; Everything() hides nothing). Offsets
-// that are not stored are skipped: a reader never assumes contiguity.
-// Frames alias a buffer per segment that the caller owns.
-func Read(ctx context.Context, q Querier, pid uuid.UUID, from int64, limit int, visibleBefore time.Time) ([]Frame, error) {
+// visibleBefore (delayed processing; Everything() hides nothing), and
+// before the first frame whose payloads before it reach maxBytes (the
+// first frame always comes; 0: no byte bound). Offsets that are not stored
+// are skipped: a reader never assumes contiguity. Frames alias a buffer
+// per segment that the caller owns.
+func Read(ctx context.Context, q Querier, pid uuid.UUID, from int64, limit int, maxBytes int64, visibleBefore time.Time) ([]Frame, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := q.Query(ctx, readSQL, pid, from, limit)
+	rows, err := q.Query(ctx, readSQL, pid, from, limit, ReadBytesBound(maxBytes))
 	if err != nil {
 		return nil, fmt.Errorf("read partition %s: %w", pid, err)
 	}
@@ -53,82 +56,112 @@ func Read(ctx context.Context, q Querier, pid uuid.UUID, from int64, limit int, 
 	if err != nil {
 		return nil, fmt.Errorf("read partition %s: %w", pid, err)
 	}
-	return DecodeSegments(pid, from, limit, visibleBefore, segs), nil
+	return DecodeSegments(pid, from, limit, maxBytes, visibleBefore, segs), nil
 }
 
 // readSQL finds the segment holding from (or the first one after a gap),
-// then reads only as many more as the cumulative frame count needs
-// (lethe.read_segments, migration 156: a claim calls it in the statement
-// that locks its cursor).
-const readSQL = `SELECT base_offset, last_offset, last_at, frames FROM lethe.read_segments($1, $2, $3)`
+// then reads only as many more as the cumulative frame count and byte size
+// need (lethe.read_segments, migrations 156 and 157: a claim calls it in
+// the statement that locks its cursor).
+const readSQL = `SELECT base_offset, last_offset, last_at, frames FROM lethe.read_segments($1, $2, $3, $4)`
 
-// DecodeSegments returns what Read(pid, from, limit, visibleBefore)
-// returns when its read found segs, which lethe.read_segments(pid, from,
-// limit) gives, in any order (it sorts segs in place).
-func DecodeSegments(pid uuid.UUID, from int64, limit int, visibleBefore time.Time, segs []Segment) []Frame {
+// ReadBytesBound is the byte bound lethe.read_segments is given for a
+// read bounded by maxBytes (0 or less: none).
+func ReadBytesBound(maxBytes int64) int64 {
+	if maxBytes <= 0 {
+		return math.MaxInt64
+	}
+	return maxBytes
+}
+
+// DecodeSegments returns what Read(pid, from, limit, maxBytes,
+// visibleBefore) returns when its read found segs, which
+// lethe.read_segments(pid, from, limit, maxBytes) gives, in any order (it
+// sorts segs in place).
+func DecodeSegments(pid uuid.UUID, from int64, limit int, maxBytes int64, visibleBefore time.Time, segs []Segment) []Frame {
 	if limit <= 0 {
 		return nil
 	}
 	slices.SortFunc(segs, func(a, b Segment) int { return cmp.Compare(a.Base, b.Base) })
-	var out []Frame
+	d := decoding{pid: pid, from: from, limit: limit, maxBytes: ReadBytesBound(maxBytes), visibleBefore: visibleBefore}
 	for i := range segs {
-		var stop bool
-		if out, stop = segs[i].decode(pid, from, limit, visibleBefore, out); stop {
+		if d.segment(&segs[i]) {
 			break
 		}
 	}
-	return out
+	return d.out
 }
 
-// decode appends to out the frames of s with offsets from from on, until
-// out holds limit or a frame is not visible yet; stop says the read is
+// decoding is one DecodeSegments: its bounds, and the frames and payload
+// bytes taken so far.
+type decoding struct {
+	pid           uuid.UUID
+	from          int64
+	limit         int
+	maxBytes      int64
+	visibleBefore time.Time
+	out           []Frame
+	bytes         int64
+}
+
+// full says no further frame may be taken: the limit is reached, or the
+// payloads taken reach the byte bound (after at least one frame, so a
+// message larger than the bound is still served).
+func (d *decoding) full() bool {
+	return len(d.out) >= d.limit || (len(d.out) > 0 && d.bytes >= d.maxBytes)
+}
+
+// segment appends the frames of s with offsets from d.from on, until d is
+// full or a frame is not visible yet; it answers whether the read is
 // complete. Offsets of s that cannot be decoded are appended with Err set;
-// they count as visible once the whole segment is.
-func (s *Segment) decode(pid uuid.UUID, from int64, limit int, visibleBefore time.Time, out []Frame) ([]Frame, bool) {
-	next, stop := s.Base, false
+// they count as visible once the whole segment is, and carry no payload
+// bytes.
+func (d *decoding) segment(s *Segment) (stop bool) {
+	next := s.Base
 	walkErr := frame.Walk(s.Frames, func(i int, m frame.Message) bool {
 		off := s.Base + int64(i)
 		if off > s.Last {
 			return false // more frames than the row's offsets: not ours to serve
 		}
 		next = off + 1
-		if off < from {
+		if off < d.from {
 			return true
 		}
-		if len(out) >= limit || m.CreatedAt.After(visibleBefore) {
+		if d.full() || m.CreatedAt.After(d.visibleBefore) {
 			stop = true
 			return false
 		}
 		if m.TxnID == "" {
-			m.TxnID = MintedID(pid, off) // no producer id: named by its place
+			m.TxnID = MintedID(d.pid, off) // no producer id: named by its place
 		}
-		out = append(out, Frame{Offset: off, Message: m})
+		d.out = append(d.out, Frame{Offset: off, Message: m})
+		d.bytes += int64(len(m.Payload))
 		return true
 	})
 	if stop || next > s.Last {
-		return out, stop
+		return stop
 	}
 	cause := walkErr
 	if cause == nil {
 		cause = fmt.Errorf("%w: the segment's frames end at offset %d, its row says %d", frame.ErrCorrupt, next-1, s.Last)
 	}
-	damage := fmt.Errorf("%w: partition %s segment %d: %w", ErrUnreadable, pid, s.Base, cause)
-	if s.LastAt.After(visibleBefore) {
-		return out, true
+	damage := fmt.Errorf("%w: partition %s segment %d: %w", ErrUnreadable, d.pid, s.Base, cause)
+	if s.LastAt.After(d.visibleBefore) {
+		return true
 	}
-	for off := max(next, from); off <= s.Last; off++ {
-		if len(out) >= limit {
-			return out, true
+	for off := max(next, d.from); off <= s.Last; off++ {
+		if d.full() {
+			return true
 		}
-		out = append(out, Frame{Offset: off, Err: damage})
+		d.out = append(d.out, Frame{Offset: off, Err: damage})
 	}
-	return out, false
+	return false
 }
 
 // ReadAt returns the frame stored at offset of pid; found is false when
 // that offset is not stored.
 func ReadAt(ctx context.Context, q Querier, pid uuid.UUID, offset int64) (f Frame, found bool, err error) {
-	frames, err := Read(ctx, q, pid, offset, 1, farFuture)
+	frames, err := Read(ctx, q, pid, offset, 1, 0, farFuture)
 	if err != nil || len(frames) == 0 || frames[0].Offset != offset {
 		return Frame{}, false, err
 	}

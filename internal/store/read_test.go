@@ -102,8 +102,8 @@ func TestReadStopsAtVisibilityCut(t *testing.T) {
 // A claim reads lethe.read_segments in its cursor lock's statement, which
 // has no ORDER BY, and decodes the rows with DecodeSegments, as Read does
 // its own: whatever order they come in, they decode to what Read returns
-// (gaps, limits and the visibility cut included). Fails when the decoder
-// takes the rows in the order given.
+// (gaps, limits, the byte bound and the visibility cut included). Fails
+// when the decoder takes the rows in the order given.
 func TestSegmentsDecodeAsRead(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -118,29 +118,36 @@ func TestSegmentsDecodeAsRead(t *testing.T) {
 	for _, from := range []int64{0, 1, 2, 4, 6, 8} {
 		for _, limit := range []int{0, 1, 2, 4, 10} {
 			for _, cut := range []time.Time{store.Everything(), t0.Add(time.Second)} {
-				want, err := store.Read(e.ctx, e.pool, pid, from, limit, cut)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows, err := e.pool.Query(e.ctx, `SELECT base_offset, last_offset, last_at, frames
-					FROM lethe.read_segments($1, $2, $3) ORDER BY base_offset DESC`, pid, from, limit)
-				if err != nil {
-					t.Fatal(err)
-				}
-				segs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Segment, error) {
-					var s store.Segment
-					err := r.Scan(&s.Base, &s.Last, &s.LastAt, &s.Frames)
-					return s, err
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := store.DecodeSegments(pid, from, limit, cut, segs)
-				if g, w := strings.Join(describe(got), " "), strings.Join(describe(want), " "); g != w {
-					t.Errorf("from %d limit %d cut %s: decoded %q, Read %q", from, limit, cut.Format(time.TimeOnly), g, w)
+				for _, maxBytes := range []int64{0, 1, 4, 7} {
+					decodeAsRead(t, e, pid, from, limit, maxBytes, cut)
 				}
 			}
 		}
+	}
+}
+
+func decodeAsRead(t *testing.T, e *env, pid uuid.UUID, from int64, limit int, maxBytes int64, cut time.Time) {
+	t.Helper()
+	want, err := store.Read(e.ctx, e.pool, pid, from, limit, maxBytes, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e.pool.Query(e.ctx, `SELECT base_offset, last_offset, last_at, frames
+					FROM lethe.read_segments($1, $2, $3, $4) ORDER BY base_offset DESC`, pid, from, limit, store.ReadBytesBound(maxBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Segment, error) {
+		var s store.Segment
+		err := r.Scan(&s.Base, &s.Last, &s.LastAt, &s.Frames)
+		return s, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := store.DecodeSegments(pid, from, limit, maxBytes, cut, segs)
+	if g, w := strings.Join(describe(got), " "), strings.Join(describe(want), " "); g != w {
+		t.Errorf("from %d limit %d bytes %d cut %s: decoded %q, Read %q", from, limit, maxBytes, cut.Format(time.TimeOnly), g, w)
 	}
 }
 
@@ -249,7 +256,7 @@ func TestReadCostDoesNotGrowWithThePartition(t *testing.T) {
 			if _, err := tx.Exec(e.ctx, `SET LOCAL plan_cache_mode = `+mode); err != nil {
 				t.Fatal(err)
 			}
-			frames, err := store.Read(e.ctx, tx, pid, from, 10, store.Everything())
+			frames, err := store.Read(e.ctx, tx, pid, from, 10, 0, store.Everything())
 			if err != nil {
 				t.Fatal(err)
 			}

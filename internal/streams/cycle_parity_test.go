@@ -43,7 +43,7 @@ func withKey(t *testing.T) func(*config.Server) {
 // storedFrames reads every frame of partition pid as stored.
 func storedFrames(t *testing.T, b *bundle, pid string) []store.Frame {
 	t.Helper()
-	frames, err := store.Read(context.Background(), b.srv.Pool, uuid.MustParse(pid), 0, 100, store.Everything())
+	frames, err := store.Read(context.Background(), b.srv.Pool, uuid.MustParse(pid), 0, 100, 0, store.Everything())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,107 @@
+package engine_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lethe-mq/lethe/internal/engine"
+)
+
+// sized is a JSON string payload of exactly n bytes that starts with its
+// index, so that order can be checked.
+func sized(i, n int) string {
+	head := fmt.Sprintf(`"%03d`, i)
+	return head + strings.Repeat("x", n-len(head)-1) + `"`
+}
+
+// drainInOrder pops (group g, batch 10) and acks until the partition is
+// empty, and answers how many messages each pop gave and the payloads'
+// indexes in the order delivered.
+func drainInOrder(t *testing.T, e *coreEnv, req engine.PopRequest) (sizes []int, order []string) {
+	t.Helper()
+	for range 20 {
+		resp := e.pop(req)
+		if len(resp.Messages) == 0 {
+			return sizes, order
+		}
+		sizes = append(sizes, len(resp.Messages))
+		for _, m := range resp.Messages {
+			order = append(order, string(m.Data[1:4]))
+			e.ackMsg(m, "completed")
+		}
+	}
+	t.Fatalf("still popping after 20 pops: %v", sizes)
+	return nil, nil
+}
+
+// A pop stops adding messages once their payloads reach PopMaxBytes, the
+// first always coming, so a batch of large messages is answered (and read,
+// and held) a bounded part at a time; the rest comes with the next pops,
+// in order and once. Fails when the bound is not applied on either read
+// (the one the cursor's lock makes, or a later one), or when a message
+// larger than the bound is never served.
+func TestCorePopStopsAtItsByteBound(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{PopMaxBytes: 1000})
+	want := make([]string, 10)
+	for i := range 10 {
+		e.push("bytes", "apart", sized(i, 300)) // a segment each
+		want[i] = fmt.Sprintf("%03d", i)
+	}
+	together := make([]string, 10)
+	for i := range together {
+		together[i] = sized(i, 300)
+	}
+	e.push("bytes", "together", together...) // one segment
+
+	for _, partition := range []string{"apart", "together"} {
+		// 300-byte payloads against a bound of 1000: the fourth starts at
+		// 900 bytes, under the bound; the fifth would start at 1200.
+		sizes, order := drainInOrder(t, e, engine.PopRequest{Queue: "bytes", Partition: partition, Group: "g", Batch: 10})
+		if !slices.Equal(sizes, []int{4, 4, 2}) {
+			t.Errorf("partition %s: pops gave %v messages, want [4 4 2]", partition, sizes)
+		}
+		if !slices.Equal(order, want) {
+			t.Errorf("partition %s: delivered %v, want %v once each in order", partition, order, want)
+		}
+	}
+
+	// A message larger than the bound still comes, alone.
+	e.push("bytes", "large", sized(0, 5000), sized(1, 10), sized(2, 10))
+	sizes, order := drainInOrder(t, e, engine.PopRequest{Queue: "bytes", Partition: "large", Group: "g", Batch: 10})
+	if !slices.Equal(sizes, []int{1, 2}) || !slices.Equal(order, []string{"000", "001", "002"}) {
+		t.Errorf("a message over the bound: pops gave %v (%v), want [1 2] in order", sizes, order)
+	}
+}
+
+// The bound is the whole pop's: a pop of several partitions stops claiming
+// once the messages it holds reach it. Fails when each partition gets the
+// whole bound.
+func TestCorePopByteBoundSpansPartitions(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{PopMaxBytes: 1000})
+	for _, p := range []string{"a", "b", "c"} {
+		e.push("spread", p, sized(0, 300), sized(1, 300))
+	}
+	resp := e.pop(engine.PopRequest{Queue: "spread", Group: "g", Batch: 10, MaxPartitions: 3})
+	// Two from the first partition (600 bytes), then the second's two
+	// (the first starts at 600, the second at 900): 1200, and no third.
+	if len(resp.Messages) != 4 || resp.PartitionsClaimed != 2 {
+		t.Errorf("pop of 3 partitions under a 1000-byte bound: %d messages from %d partitions, want 4 from 2",
+			len(resp.Messages), resp.PartitionsClaimed)
+	}
+	var bytes int
+	for _, m := range resp.Messages {
+		bytes += len(m.Data)
+	}
+	if bytes != 1200 {
+		t.Errorf("payload bytes answered = %d, want 1200", bytes)
+	}
+	// And a request's own bound, smaller than the engine's, holds too.
+	e.push("own", "p", sized(0, 300), sized(1, 300), sized(2, 300))
+	if resp := e.pop(engine.PopRequest{Queue: "own", Group: "g", Batch: 10, MaxBytes: 300}); len(resp.Messages) != 1 {
+		t.Errorf("pop with MaxBytes 300 gave %d messages of 300 bytes, want 1", len(resp.Messages))
+	}
+}
