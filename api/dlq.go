@@ -35,6 +35,10 @@ type DeadLetterList struct {
 	Total    int64        `json:"total"`
 	Limit    int          `json:"limit"`
 	Offset   int          `json:"offset"`
+	// Truncated says the page stopped before limit because its payloads
+	// reached the server's bound for one page (64 MiB): ask for the next
+	// page from offset + len(messages).
+	Truncated bool `json:"truncated"`
 }
 
 // DeadLetterReplayed answers POST /api/v1/dlq/{id}/replay: the payload was

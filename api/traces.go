@@ -48,6 +48,11 @@ type TracesByName struct {
 	Traces     []Trace    `json:"traces"`
 	Total      int64      `json:"total"`
 	Pagination Pagination `json:"pagination"`
+	// PayloadsTruncated says the page's message payloads reached the
+	// server's bound for one page (64 MiB): the traces after the last
+	// one with a payload show null whether or not the message is still
+	// stored; ask for a page from there.
+	PayloadsTruncated bool `json:"payloadsTruncated,omitempty"`
 }
 
 // TraceNames answers GET /api/v1/traces/names, most recently seen first.

@@ -91,7 +91,7 @@ func listDeadLetters(ctx context.Context, c *client.Client, q url.Values, limit,
 // eachDeadLetter pages through every dead letter the query matches, most
 // recently failed first, until visit returns false.
 func eachDeadLetter(ctx context.Context, c *client.Client, q url.Values, visit func(api.DeadLetter) bool) error {
-	for offset := 0; ; offset += dlqPage {
+	for offset := 0; ; {
 		page, err := listDeadLetters(ctx, c, q, dlqPage, offset)
 		if err != nil {
 			return err
@@ -101,7 +101,10 @@ func eachDeadLetter(ctx context.Context, c *client.Client, q url.Values, visit f
 				return nil
 			}
 		}
-		if len(page.Messages) < dlqPage {
+		// A page cut short by the server's byte bound says Truncated: the
+		// next one starts after what it held.
+		offset += len(page.Messages)
+		if len(page.Messages) == 0 || (len(page.Messages) < dlqPage && !page.Truncated) {
 			return nil
 		}
 	}

@@ -70,7 +70,7 @@ func TestCoreCorruptMessagesDoNotBreakPopOrAck(t *testing.T) {
 	if n := h.get("unreadable poison"); n != 2 {
 		t.Errorf("unreadable counted %d, want 2 (the payload that is not JSON, the damaged frame)", n)
 	}
-	dls, total, err := readerOf(e.eng).DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "poison", Group: "g"})
+	dls, total, err := deadLetterPage(readerOf(e.eng).DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "poison", Group: "g"}))
 	if err != nil || total != 2 {
 		t.Fatalf("dead letters = %d, %v; want the 2 unreadable messages", total, err)
 	}
@@ -132,7 +132,7 @@ func TestCoreCorruptMessagesDeadLetter(t *testing.T) {
 	if payload != nil || !strings.Contains(reason, "payload could not be kept") {
 		t.Errorf("dead letter of a payload jsonb refuses: payload %v error %q", payload, reason)
 	}
-	if _, total, err := readerOf(e.eng).DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "poison"}); err != nil || total != 7 {
+	if _, total, err := deadLetterPage(readerOf(e.eng).DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "poison"})); err != nil || total != 7 {
 		t.Errorf("dead letters listed: %d, %v; want 7 (4 dlq acks, 3 unreadable)", total, err)
 	}
 }

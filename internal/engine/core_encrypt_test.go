@@ -91,7 +91,7 @@ func TestCoreEncryptedQueueStoresNoPayloadInClear(t *testing.T) {
 	if err != nil || string(got.Payload) != payload(2) || got.PayloadBytes != len(payload(2)) {
 		t.Errorf("GetMessage = %+v, %v", got, err)
 	}
-	dead, _, err := readerOf(e.eng).DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "vault"})
+	dead, _, err := deadLetterPage(readerOf(e.eng).DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "vault"}))
 	if err != nil || len(dead) != 1 || string(dead[0].Data) != payload(1) || dead[0].DataError != "" {
 		t.Fatalf("dead letters = %+v, %v", dead, err)
 	}
@@ -167,11 +167,11 @@ func TestCoreEncryptionKeyRotation(t *testing.T) {
 	if err != nil || len(resp.Messages) != 1 || string(resp.Messages[0].Data) != `"sealed-by-b"` {
 		t.Fatalf("server without the old key popped %v, %v; want only the new message", corePayloads(resp), err)
 	}
-	dead, _, _ := readerOf(newOnly).DeadLetters(old.ctx, inspect.DeadLetterFilter{Queue: "vault", Group: "h"})
+	dead, _, _ := deadLetterPage(readerOf(newOnly).DeadLetters(old.ctx, inspect.DeadLetterFilter{Queue: "vault", Group: "h"}))
 	if len(dead) != 1 || !strings.Contains(dead[0].ErrorMessage, "unreadable") || dead[0].Data != nil || dead[0].DataError == "" {
 		t.Fatalf("dead letters without the old key = %+v", dead)
 	}
-	listed, _, _ := readerOf(rotated).DeadLetters(old.ctx, inspect.DeadLetterFilter{Queue: "vault", Group: "h"})
+	listed, _, _ := deadLetterPage(readerOf(rotated).DeadLetters(old.ctx, inspect.DeadLetterFilter{Queue: "vault", Group: "h"}))
 	if len(listed) != 1 || !bytes.Equal(listed[0].Data, []byte(`"sealed-by-a"`)) {
 		t.Fatalf("a server with the old key lists %+v", listed)
 	}

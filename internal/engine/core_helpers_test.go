@@ -200,3 +200,11 @@ func readerOf(eng *engine.Engine) *inspect.Reader {
 	return inspect.New(inspect.Config{Pool: eng.Pool(), Clock: eng.Clock(), Keys: eng.Keys(),
 		Unreadable: h.Unreadable, PartitionFailed: h.PartitionFailed})
 }
+
+// deadLetterPage unpacks a page of dead letters.
+func deadLetterPage(p *api.DeadLetterList, err error) ([]api.DeadLetter, int64, error) {
+	if err != nil {
+		return nil, 0, err
+	}
+	return p.Messages, p.Total, nil
+}

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 )
 
 // sized is a JSON string payload of exactly n bytes that starts with its
@@ -103,5 +105,45 @@ func TestCorePopByteBoundSpansPartitions(t *testing.T) {
 	e.push("own", "p", sized(0, 300), sized(1, 300), sized(2, 300))
 	if resp := e.pop(engine.PopRequest{Queue: "own", Group: "g", Batch: 10, MaxBytes: 300}); len(resp.Messages) != 1 {
 		t.Errorf("pop with MaxBytes 300 gave %d messages of 300 bytes, want 1", len(resp.Messages))
+	}
+}
+
+// A page of dead letters is bounded in payload bytes like a pop: it stops
+// before the dead letter whose payloads before it reach the bound, the
+// first always coming, and says Truncated; the next page goes on from
+// there. Fails when the bound is not applied, or when a page cut by it is
+// not marked.
+func TestDeadLetterPageStopsAtItsByteBound(t *testing.T) {
+	t.Parallel()
+	e := newCoreEnv(t, engine.Config{})
+	for i := range 5 {
+		e.push("dead", "p", sized(i, 300))
+	}
+	resp := e.popN(engine.PopRequest{Queue: "dead", Group: "g", Batch: 5}, 5)
+	for _, m := range resp.Messages {
+		e.ackMsg(m, api.AckDLQ)
+	}
+	r := readerOf(e.eng)
+	page := func(offset int, maxBytes int64) *api.DeadLetterList {
+		t.Helper()
+		p, err := r.DeadLetters(e.ctx, inspect.DeadLetterFilter{Queue: "dead", Page: inspect.Page{Limit: 10, Offset: offset}, MaxBytes: maxBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := page(0, 0); len(p.Messages) != 5 || p.Truncated || p.Total != 5 {
+		t.Fatalf("page without a small bound: %d of %d, truncated %v; want 5 of 5, not truncated", len(p.Messages), p.Total, p.Truncated)
+	}
+	first := page(0, 1000)
+	if len(first.Messages) != 4 || !first.Truncated || first.Total != 5 {
+		t.Errorf("page under a 1000-byte bound: %d of %d, truncated %v; want 4 of 5, truncated", len(first.Messages), first.Total, first.Truncated)
+	}
+	rest := page(len(first.Messages), 1000)
+	if len(rest.Messages) != 1 || rest.Truncated {
+		t.Errorf("the next page: %d, truncated %v; want 1, not truncated", len(rest.Messages), rest.Truncated)
+	}
+	if p := page(0, 10); len(p.Messages) != 1 || !p.Truncated {
+		t.Errorf("page under a bound smaller than one payload: %d, truncated %v; want 1, truncated", len(p.Messages), p.Truncated)
 	}
 }

@@ -32,7 +32,7 @@ func streamsCases() []badRequest {
 			`{"transactionId":"s1","partitionId":"`+pid+`","data":1e999}`, `{"transactionId":"s1","partitionId":"`+pid+`","data":1,"eventType":"\u202e"}`),
 		post("/api/v1/traces", http.StatusNotFound, `{"transactionId":"s1","partitionId":"`+pid+`","data":1}`),
 		{req("GET", "/api/v1/traces/names?limit=0", "", bad), req("GET", "/api/v1/traces/names?offset=-1", "", bad),
-			req("GET", "/api/v1/traces/by-name/n?limit=1001", "", bad), req("GET", "/api/v1/traces/by-name/n?limit=x", "", bad),
+			req("GET", "/api/v1/traces/by-name/n?limit=10001", "", bad), req("GET", "/api/v1/traces/by-name/n?limit=x", "", bad),
 			req("GET", "/api/v1/traces/x/s1", "", bad)},
 		post("/streams/v1/queries", bad, ``, `{}`, `{"source_queue":"s","config_hash":"h"}`, `{"name":"q","config_hash":"h"}`,
 			`{"name":"q","source_queue":"s"}`, `{"name":"q\u0001","source_queue":"s","config_hash":"h"}`, `{"name":5}`,

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/inspect"
 )
@@ -21,14 +20,11 @@ func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) error {
 	if f.Page, f.From, f.To, err = listParams(q); err != nil {
 		return err
 	}
-	msgs, total, err := s.inspect.DeadLetters(r.Context(), f)
+	page, err := s.inspect.DeadLetters(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	if msgs == nil {
-		msgs = []api.DeadLetter{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": msgs, "total": total, "limit": f.Limit, "offset": f.Offset})
+	writeJSON(w, http.StatusOK, page)
 	return nil
 }
 

@@ -70,7 +70,7 @@ func TestAdminBrowseMessages(t *testing.T) {
 	c.fails("GET", "/api/v1/messages?partition=p", nil, http.StatusBadRequest)
 	c.fails("GET", "/api/v1/messages?queue=nope", nil, http.StatusNotFound)
 	c.fails("GET", "/api/v1/messages?queue=q&partition=nope", nil, http.StatusNotFound)
-	c.fails("GET", "/api/v1/messages?limit=5000", nil, http.StatusBadRequest)
+	c.fails("GET", "/api/v1/messages?limit=10001", nil, http.StatusBadRequest)
 	c.fails("GET", "/api/v1/messages?from=soon", nil, http.StatusBadRequest)
 }
 

@@ -15,7 +15,7 @@ import (
 // Bounds of every list.
 const (
 	PageLimitDefault = 100
-	PageLimitMax     = 1000
+	PageLimitMax     = 10_000
 	// pageOffsetMax keeps OFFSET scans from being used to walk huge tables.
 	pageOffsetMax = 1_000_000
 )

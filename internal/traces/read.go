@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -61,7 +62,7 @@ func (s *Service) ByName(ctx context.Context, name string, page api.Pagination) 
 		if err != nil {
 			return err
 		}
-		return s.payloads(ctx, tx, out.Traces, offsets)
+		return s.payloads(ctx, tx, out, offsets)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("traces: read traces named %q: %w", name, err)
@@ -101,15 +102,27 @@ func (s *Service) namedPage(ctx context.Context, tx pgx.Tx, name string, page ap
 	return offsets, rows.Err()
 }
 
+// pagePayloadBytes bounds the message payloads of one page of traces by
+// default (Config.PagePayloadBytes), as a message browse's: a page of
+// 1,000 traces of 4 MiB messages would otherwise hold 4 GiB.
+const pagePayloadBytes = 64 << 20
+
 // payloads fills in the payload of each trace's message still stored,
 // opened when an encrypted queue sealed it; one that cannot be opened (no
-// key for it) stays null, like a message gone.
-func (s *Service) payloads(ctx context.Context, tx pgx.Tx, traces []api.Trace, offsets []*int64) error {
+// key for it) stays null, like a message gone. Once the payloads filled
+// reach the page's bound the rest stay null and the page says
+// PayloadsTruncated.
+func (s *Service) payloads(ctx context.Context, tx pgx.Tx, out *api.TracesByName, offsets []*int64) error {
+	var bytes int
 	for i, off := range offsets {
 		if off == nil {
 			continue
 		}
-		pid, err := uuid.Parse(traces[i].PartitionID)
+		if bytes >= s.cfg.PagePayloadBytes {
+			out.PayloadsTruncated = true
+			return nil
+		}
+		pid, err := uuid.Parse(out.Traces[i].PartitionID)
 		if err != nil {
 			return err
 		}
@@ -125,9 +138,12 @@ func (s *Service) payloads(ctx context.Context, tx pgx.Tx, traces []api.Trace, o
 			if payload, err = s.cfg.Keys.Open(f.Payload); err != nil {
 				continue
 			}
+		} else {
+			payload = slices.Clone(payload) // not the whole segment it was read with
 		}
 		if json.Valid(payload) {
-			traces[i].MessagePayload = json.RawMessage(payload)
+			out.Traces[i].MessagePayload = json.RawMessage(payload)
+			bytes += len(payload)
 		}
 	}
 	return nil

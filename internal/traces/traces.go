@@ -36,6 +36,9 @@ type Config struct {
 	// Keys open the sealed payloads of encrypted queues a trace read
 	// shows (the engine's keys); nil: such payloads show as null.
 	Keys *seal.Keys
+	// PagePayloadBytes bounds the message payloads one page of traces
+	// by name holds (0: 64 MiB).
+	PagePayloadBytes int
 }
 
 // Service records and reads traces.
@@ -49,6 +52,7 @@ type Service struct {
 func New(cfg Config) *Service {
 	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
 	cfg.RetentionDays = cmp.Or(cfg.RetentionDays, RetentionDaysDefault)
+	cfg.PagePayloadBytes = cmp.Or(cfg.PagePayloadBytes, pagePayloadBytes)
 	return &Service{pool: cfg.Pool, clock: cfg.Clock, cfg: cfg}
 }
 
