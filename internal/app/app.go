@@ -138,16 +138,18 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 		a.services = append(a.services, a.Retention)
 	}
 	hcfg := httpapi.Config{
-		Engine:       a.Engine,
-		Logger:       log,
-		Auth:         authn,
-		Maintenance:  maint,
-		Retention:    a.Retention,
-		Metrics:      prom.Handler(),
-		Observe:      prom.Observe,
-		MaxLongPolls: cfg.MaxLongPolls,
-		Streams:      a.Streams,
-		Traces:       a.Traces,
+		Engine:               a.Engine,
+		Logger:               log,
+		Auth:                 authn,
+		Maintenance:          maint,
+		Retention:            a.Retention,
+		Metrics:              prom.Handler(),
+		Observe:              prom.Observe,
+		MaxLongPolls:         cfg.MaxLongPolls,
+		MaxBodyBytesInFlight: cfg.MaxBodies,
+		BodyWait:             cfg.BodyWait,
+		Streams:              a.Streams,
+		Traces:               a.Traces,
 	}
 	if testClock != nil {
 		hcfg.TestClock = testClock

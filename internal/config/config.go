@@ -33,6 +33,10 @@ type Server struct {
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
 	MaxLongPolls    int    // LETHE_MAX_LONG_POLLS: pops with wait=true in progress at once (1000)
+	MaxBodies       int64  // LETHE_MAX_BODY_BYTES_IN_FLIGHT: request bodies held at once
+	// BodyWait is how long a request waits for room under MaxBodies
+	// before answering 503; zero is 10 s. Set in code only (tests).
+	BodyWait time.Duration
 	// EncryptionKeys seal and open the payloads of encrypted queues
 	// (QUEEN_ENCRYPTION_KEY, QUEEN_ENCRYPTION_KEY_PREVIOUS); nil: none.
 	EncryptionKeys *seal.Keys
@@ -93,6 +97,7 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 		AuthToken:            r.text(varAuthToken),
 		OperatorToken:        r.text(varOperator),
 		MaxLongPolls:         int(r.whole(varMaxLongPolls)),
+		MaxBodies:            r.whole(varMaxBodies),
 		DatabaseWait:         time.Duration(r.whole(varDBWait)) * time.Second,
 		PGBinDir:             r.text(varPGBinDir),
 		PGListen:             r.text(varPGListen),
@@ -154,6 +159,7 @@ func (c Server) Validate() error {
 		{varPoolSize, int64(c.PoolSize)},
 		{varDBWait, int64(c.DatabaseWait / time.Second)},
 		{varMaxLongPolls, int64(c.MaxLongPolls)},
+		{varMaxBodies, c.MaxBodies},
 		{varMaxPayload, int64(c.MaxPayloadBytes)},
 		{varPopMaxBytes, c.PopMaxBytes},
 		{varInterval, r.Interval.Milliseconds()},

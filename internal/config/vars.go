@@ -67,6 +67,7 @@ var (
 	varEncKey       = spec{name: "QUEEN_ENCRYPTION_KEY", kind: text, meaning: "64 hexadecimal characters (an AES-256 key): seals the payloads of queues with `encryptionEnabled`; without it such queues refuse pushes and pops (see [docs/api.md](docs/api.md#encryption-at-rest))"}
 	varEncPrevious  = spec{name: "QUEEN_ENCRYPTION_KEY_PREVIOUS", kind: text, meaning: "older keys, comma-separated, that still open what they sealed (key rotation); they seal nothing"}
 	varMaxLongPolls = spec{name: "LETHE_MAX_LONG_POLLS", kind: whole, def: "1000", min: 1, max: 1_000_000, unit: "requests", meaning: "pops with `wait=true` waiting at once on one replica; beyond it such a pop answers 503 with `Retry-After`"}
+	varMaxBodies    = spec{name: "LETHE_MAX_BODY_BYTES_IN_FLIGHT", kind: whole, def: "134217728", min: 1 << 20, max: 64 << 30, unit: "bytes", meaning: "request bodies one replica holds at once, by their declared length (a body and what is decoded from it live until its answer is written); a request that finds no room waits up to 10 s, then answers 503 with `Retry-After`; one larger than this bound takes all of it"}
 	varPprof        = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
 	varGOGC         = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
 	varGOMEMLIMIT   = spec{name: "GOMEMLIMIT", kind: text, def: "72MiB", readBy: "lethe serve", meaning: "Go's soft memory limit; `lethe serve` sets 72 MiB unless `GOMEMLIMIT` is set: near it the collector runs sooner than `GOGC` says (at most half the CPU), which keeps a replica's RSS under 96 MiB (the runtime's own pages and the binary come on top of the limit); raise it for a replica that holds many long polls (25 KiB each) or large batches"}
@@ -113,7 +114,7 @@ var (
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
 	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varPopMaxBytes,
-	varAuthToken, varOperator, varEncKey, varEncPrevious, varMaxLongPolls,
+	varAuthToken, varOperator, varEncKey, varEncPrevious, varMaxLongPolls, varMaxBodies,
 	varJWTEnabled, varJWTAlgorithm, varJWTSecret, varJWTPublicKey, varJWTJWKSURL, varJWTIssuer, varJWTAudience,
 	varJWTSkew, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,

@@ -27,6 +27,12 @@ const (
 	// MaxLongPollsDefault bounds the pops waiting at once on one replica
 	// (LETHE_MAX_LONG_POLLS).
 	MaxLongPollsDefault = 1000
+	// MaxBodyBytesInFlightDefault bounds the request bodies one replica
+	// holds at once (LETHE_MAX_BODY_BYTES_IN_FLIGHT): two of the largest.
+	MaxBodyBytesInFlightDefault = 2 * MaxBodyBytesDefault
+	// BodyWaitDefault bounds how long a request waits for room under
+	// that bound before answering 503.
+	BodyWaitDefault = 10 * time.Second
 )
 
 // Config wires a Server. Only Engine is required; a nil Maintenance,
@@ -52,6 +58,11 @@ type Config struct {
 	// MaxLongPolls bounds the pops with wait=true in progress at once;
 	// beyond it a pop with wait=true answers 503 with Retry-After.
 	MaxLongPolls int
+	// MaxBodyBytesInFlight bounds the request bodies held at once, in
+	// bytes; a request waits up to BodyWait for room, then answers 503
+	// with Retry-After.
+	MaxBodyBytesInFlight int64
+	BodyWait             time.Duration
 	// Timeouts of the connection; zero fields take their defaults.
 	Timeouts Timeouts
 	// Streams serves the streams API and Traces the message traces; nil
@@ -77,6 +88,7 @@ type Server struct {
 	metrics   http.Handler
 	observe   func(route string, next http.Handler) http.Handler
 	polls     pollGate
+	bodies    *bodyGate
 	timeouts  Timeouts
 	ids       requestIDs
 	table     []route
@@ -100,6 +112,7 @@ func New(cfg Config) *Server {
 		metrics:   cfg.Metrics,
 		observe:   cfg.Observe,
 		polls:     pollGate{max: int64(cmp.Or(cfg.MaxLongPolls, MaxLongPollsDefault))},
+		bodies:    newBodyGate(cmp.Or(cfg.MaxBodyBytesInFlight, MaxBodyBytesInFlightDefault), cmp.Or(cfg.BodyWait, BodyWaitDefault)),
 		timeouts:  cfg.Timeouts.withDefaults(),
 		ids:       newRequestIDs(),
 		streams:   cfg.Streams,
@@ -119,10 +132,10 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Handler returns the root handler: request ids, panic recovery, the body
-// read deadline, then the route table.
+// Handler returns the root handler: request ids, panic recovery, the
+// bound on bodies in flight, the body read deadline, then the route table.
 func (s *Server) Handler() http.Handler {
-	return s.withRequestID(s.recoverPanics(s.withBodyDeadline(http.HandlerFunc(s.dispatch))))
+	return s.withRequestID(s.recoverPanics(s.withBodyGate(s.withBodyDeadline(http.HandlerFunc(s.dispatch)))))
 }
 
 // LongPolls is the number of pops with wait=true in progress.
