@@ -41,14 +41,22 @@ func (s *Service) State(ctx context.Context, req api.StreamStateRequest) (*api.S
 	if err != nil {
 		return nil, fmt.Errorf("streams: read state of %s/%s: %w", query, partition, err)
 	}
+	defer rows.Close()
 	out := &api.StreamStateResponse{Success: true, Rows: []api.StreamStateRow{}}
+	// The SDK reads all of a partition's state on each cycle, so a part of
+	// it would be taken for the whole: a read past the bound is refused,
+	// not cut.
+	size := 0
 	for rows.Next() {
 		var r api.StreamStateRow
 		var value string
 		var at time.Time
 		if err := rows.Scan(&r.Key, &value, &at); err != nil {
-			rows.Close()
 			return nil, fmt.Errorf("streams: read state of %s/%s: %w", query, partition, err)
+		}
+		if size += len(r.Key) + len(value); size > s.cfg.StateReadMaxBytes {
+			return nil, apierr.Field(apierr.Invalid, "keys", "the state this read selects is over %d bytes; name keys or a key_prefix to read it in parts",
+				s.cfg.StateReadMaxBytes)
 		}
 		r.Value, r.UpdatedAt = json.RawMessage(value), at.UTC().Format(time.RFC3339Nano)
 		out.Rows = append(out.Rows, r)

@@ -1,12 +1,16 @@
 package streams_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/apierr"
+	"github.com/lethe-mq/lethe/internal/streams"
 )
 
 // writeState commits a cycle with no ack that upserts key -> value.
@@ -76,5 +80,31 @@ func TestStateReadsFilterByKeysPrefixAndRipeness(t *testing.T) {
 		if got := keysOf(t, b, c.req); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// A state read that would answer more than its bound is refused with a
+// 400 naming keys, never answered cut: the SDK reads all of a partition's
+// state each cycle and would take a part for the whole. Naming keys reads
+// it in parts. Fails when a read past the bound answers, or when the
+// bound refuses reads under it.
+func TestStateReadOverItsBoundIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 0)
+	query := registered(t, b, "big")
+	p := "00000000-0000-0000-0000-000000000001"
+	value := `{"v":"` + strings.Repeat("x", 50) + `"}` // 58 bytes
+	writeState(t, b, query, p, map[string]string{"a": value, "b": value, "c": value})
+	if all := keysOf(t, b, api.StreamStateRequest{QueryID: query, PartitionID: p}); len(all) != 3 {
+		t.Fatalf("read under the default bound: %q, want 3 keys", all)
+	}
+	small := streams.New(streams.Config{Engine: b.srv.Engine, StateReadMaxBytes: 100})
+	_, err := small.State(context.Background(), api.StreamStateRequest{QueryID: query, PartitionID: p})
+	if apierr.KindOf(err) != apierr.Invalid || apierr.FieldOf(err) != "keys" {
+		t.Errorf("read of 177 bytes under a bound of 100: %v, want invalid naming keys", err)
+	}
+	part, err := small.State(context.Background(), api.StreamStateRequest{QueryID: query, PartitionID: p, Keys: []string{"a"}})
+	if err != nil || len(part.Rows) != 1 {
+		t.Errorf("read of one key under the bound: %+v, %v; want its row", part, err)
 	}
 }
