@@ -156,6 +156,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 	}
 	a.Server = httpapi.New(hcfg)
 	prom.WatchLongPolls(a.Server.LongPolls)
+	prom.WatchBodies(a.Server.BodyBytesInFlight)
 	for _, s := range a.services {
 		if err := s.Start(ctx); err != nil {
 			return nil, err

@@ -56,6 +56,7 @@ func TestScrapeCountsTrafficAndReadsLag(t *testing.T) {
 			`lethe_http_request_duration_seconds_count{code="201",route="POST /api/v1/push"}`: 1,
 			`lethe_http_request_duration_seconds_count{code="404",route="unmatched"}`:         1,
 			`lethe_long_polls_waiting`:                                                        0,
+			`lethe_http_body_bytes_in_flight`:                                                 0,
 			`lethe_commit_group_partitions_count`:                                             1,
 			`lethe_commit_group_partitions_sum`:                                               1,
 		}

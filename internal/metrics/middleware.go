@@ -68,3 +68,12 @@ func (m *Metrics) WatchLongPolls(count func() int) {
 		Help: "Pops with wait=true in progress on this replica (bounded by LETHE_MAX_LONG_POLLS).",
 	}, func() float64 { return float64(count()) }))
 }
+
+// WatchBodies adds lethe_http_body_bytes_in_flight, read from bytes at
+// scrape time.
+func (m *Metrics) WatchBodies(bytes func() int64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "lethe_http_body_bytes_in_flight",
+		Help: "Declared bytes of the request bodies this replica is serving (bounded by LETHE_MAX_BODY_BYTES_IN_FLIGHT).",
+	}, func() float64 { return float64(bytes()) }))
+}
