@@ -18,9 +18,9 @@ func sized(i, n int) string {
 	return head + strings.Repeat("x", n-len(head)-1) + `"`
 }
 
-// drainInOrder pops (group g, batch 10) and acks until the partition is
-// empty, and answers how many messages each pop gave and the payloads'
-// indexes in the order delivered.
+// drainInOrder pops with req and acks until nothing is left, and answers
+// how many messages each pop gave and the payloads' indexes in the order
+// delivered.
 func drainInOrder(t *testing.T, e *coreEnv, req engine.PopRequest) (sizes []int, order []string) {
 	t.Helper()
 	for range 20 {

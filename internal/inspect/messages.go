@@ -23,7 +23,7 @@ import (
 // page comes back short with Truncated set.
 const (
 	browseMaxSegments = 10_000
-	browseMaxBytes    = 64 << 20
+	browseMaxBytes    = validate.PagePayloadBytes
 	browseBatch       = 200
 )
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 // Defaults and limits.
@@ -24,9 +25,6 @@ const (
 	MaxStateOps = 10_000
 	// MaxStateKeys bounds the keys one state read names.
 	MaxStateKeys = 10_000
-	// StateReadMaxBytesDefault bounds what one state read answers, keys
-	// and values: past it the read answers 400, never a cut list.
-	StateReadMaxBytesDefault = 64 << 20
 )
 
 // Config wires a Service. Engine is required.
@@ -35,7 +33,9 @@ type Config struct {
 	// StateIdleDays is how many calendar days a key may go without a cycle
 	// writing it before the retention loop purges it.
 	StateIdleDays int
-	// StateReadMaxBytes bounds what one state read answers (0: 64 MiB).
+	// StateReadMaxBytes bounds what one state read answers, keys and
+	// values (0: validate.PagePayloadBytes); past it the read answers 400,
+	// never a cut list.
 	StateReadMaxBytes int
 }
 
@@ -50,6 +50,6 @@ type Service struct {
 // New returns the service.
 func New(cfg Config) *Service {
 	cfg.StateIdleDays = cmp.Or(cfg.StateIdleDays, StateIdleDaysDefault)
-	cfg.StateReadMaxBytes = cmp.Or(cfg.StateReadMaxBytes, StateReadMaxBytesDefault)
+	cfg.StateReadMaxBytes = cmp.Or(cfg.StateReadMaxBytes, validate.PagePayloadBytes)
 	return &Service{eng: cfg.Engine, pool: cfg.Engine.Pool(), clock: cfg.Engine.Clock(), cfg: cfg}
 }

@@ -102,11 +102,6 @@ func (s *Service) namedPage(ctx context.Context, tx pgx.Tx, name string, page ap
 	return offsets, rows.Err()
 }
 
-// pagePayloadBytes bounds the message payloads of one page of traces by
-// default (Config.PagePayloadBytes), as a message browse's: a page of
-// 1,000 traces of 4 MiB messages would otherwise hold 4 GiB.
-const pagePayloadBytes = 64 << 20
-
 // payloads fills in the payload of each trace's message still stored,
 // opened when an encrypted queue sealed it; one that cannot be opened (no
 // key for it) stays null, like a message gone. Once the payloads filled

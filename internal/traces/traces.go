@@ -11,6 +11,7 @@ import (
 
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/seal"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 // Defaults and limits.
@@ -37,7 +38,8 @@ type Config struct {
 	// shows (the engine's keys); nil: such payloads show as null.
 	Keys *seal.Keys
 	// PagePayloadBytes bounds the message payloads one page of traces
-	// by name holds (0: 64 MiB).
+	// by name holds (0: validate.PagePayloadBytes; a page of 1,000 traces
+	// of 4 MiB messages would otherwise hold 4 GiB).
 	PagePayloadBytes int
 }
 
@@ -52,7 +54,7 @@ type Service struct {
 func New(cfg Config) *Service {
 	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
 	cfg.RetentionDays = cmp.Or(cfg.RetentionDays, RetentionDaysDefault)
-	cfg.PagePayloadBytes = cmp.Or(cfg.PagePayloadBytes, pagePayloadBytes)
+	cfg.PagePayloadBytes = cmp.Or(cfg.PagePayloadBytes, validate.PagePayloadBytes)
 	return &Service{pool: cfg.Pool, clock: cfg.Clock, cfg: cfg}
 }
 
