@@ -9,8 +9,9 @@
 //
 // It starts a private PostgreSQL, lethe (as a subprocess, so its memory is
 // its own) and nats-server on loopback, prints one progress line a second
-// on stderr, and writes results.md, results.json and the charts to
-// bench/out. See BENCHMARKS.md.
+// on stderr, and writes results.md, results.json and the charts to a
+// folder of their own under bench/out/runs (git ignores it; -out names
+// another). See BENCHMARKS.md.
 //
 // With -profile, every measured window (each push shape, pop+ack, fan-out,
 // latency, sweep, tier drop, held move, encryption, and each ceiling) is
@@ -18,7 +19,7 @@
 // the bench records its CPU profile over the window and its heap at the
 // end; the private PostgreSQL runs with pg_stat_statements (track = all)
 // reset at the window's start and read at its end. Each window leaves
-// bench/out/profiles/<name>.txt (top 15 by flat and by cum, the heap's top
+// profiles/<name>.txt in the output folder (top 15 by flat and by cum, the heap's top
 // 10, peak RSS, the top 8 statements) beside <name>.cpu.pprof and
 // <name>.heap.pprof, and results.md gains a Profiles section (results.json
 // the same numbers), with lethe CPU and PostgreSQL time per message of

@@ -37,7 +37,8 @@ type Options struct {
 	NATSURL     string // an external nats-server
 	Args        []string
 	// Profile records, for every measured window, lethe's CPU and heap
-	// profiles and PostgreSQL's costliest statements (bench/out/profiles).
+	// profiles and PostgreSQL's costliest statements (profiles/ in the
+	// output folder).
 	Profile bool
 
 	Plan plan.Plan
@@ -53,7 +54,8 @@ func parseFlags(args []string) (Options, error) {
 	var o Options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.BoolVar(&o.Quick, "quick", false, "smoke run: every scenario for a second or two on small backlogs; figures are not measurements")
-	fs.StringVar(&o.OutDir, "out", "", "folder for results.md, results.json and the charts (default bench/out in the module)")
+	fs.StringVar(&o.OutDir, "out", "", "folder for results.md, results.json and the charts "+
+		"(default bench/out/runs/<start, UTC>-<mode> in the module, a folder git ignores)")
 	only := fs.String("only", strings.Join(allSystems, ","), "systems to run, comma separated: "+strings.Join(allSystems, ", "))
 	scenarios := fs.String("scenarios", strings.Join(letheScenarios, ","),
 		"lethe scenarios to run, comma separated: "+strings.Join(letheScenarios, ", ")+
@@ -68,7 +70,7 @@ func parseFlags(args []string) (Options, error) {
 	fs.StringVar(&o.DatabaseURL, "database-url", "", "use this PostgreSQL (a superuser connection) instead of starting a private one")
 	fs.StringVar(&o.NATSURL, "nats-url", "", "use this nats-server (JetStream on) instead of starting one")
 	fs.BoolVar(&o.Profile, "profile", false, "profile every measured window: lethe's CPU (top 15 by flat and by cum) and heap, "+
-		"PostgreSQL's top statements (pg_stat_statements), into bench/out/profiles and a Profiles section of results.md; "+
+		"PostgreSQL's top statements (pg_stat_statements), into profiles/ in the output folder and a Profiles section of results.md; "+
 		"the figures then carry the profiler's overhead")
 	o.soakFlags.register(fs, &o.Soak)
 	if err := fs.Parse(args); err != nil {

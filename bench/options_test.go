@@ -1,8 +1,13 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lethe-mq/lethe/bench/internal/stack"
 )
 
 // -scenarios picks lethe scenarios by name and refuses unknown ones with
@@ -83,5 +88,32 @@ func TestLatencyRateFlag(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-latency-rate", "-5"}); err == nil || !strings.Contains(err.Error(), "-latency-rate") {
 		t.Errorf("-latency-rate -5: %v, want it refused", err)
+	}
+}
+
+// Without -out a run writes into a folder of its own under bench/out/runs,
+// which git ignores: a run neither dirties the checkout nor overwrites
+// another run's results (bench/out keeps only the run of record).
+func TestDefaultOutDirIsIgnoredByGit(t *testing.T) {
+	root, err := stack.ModuleRoot(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Date(2026, 12, 2, 23, 21, 1, 0, time.FixedZone("UTC+2", 2*3600))
+	dir := defaultOutDir(root, began, "full")
+	if want := filepath.Join(root, "bench", "out", "runs", "20261202-212101-full"); dir != want {
+		t.Fatalf("defaultOutDir = %s, want %s (the start in UTC, then the mode)", dir, want)
+	}
+	if other := defaultOutDir(root, began.Add(time.Second), "full"); other == dir {
+		t.Errorf("two runs a second apart share %s", dir)
+	}
+	rel, err := filepath.Rel(root, filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// check-ignore answers 0 when the path is ignored, 1 when it is not.
+	out, err := exec.Command("git", "-C", root, "check-ignore", "-v", rel).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git check-ignore %s: %v (%s): a default run would write into the tracked tree", rel, err, strings.TrimSpace(string(out)))
 	}
 }

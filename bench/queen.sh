@@ -15,7 +15,8 @@
 #   QUEEN_DIR  the folder Queen runs in: it reads its schema from
 #              ../lib/schema (or ./schema, lib/schema, ...) relative to it;
 #              default: the binary's folder's parent (server/ of Queen's tree)
-#   OUT        where the JSON lines and the logs go, default bench/out/queen
+#   OUT        where the JSON lines and the logs go, default a folder of
+#              the run's own under bench/out/runs (git ignores it)
 #   PG_BIN     PostgreSQL's binaries, default `pg_config --bindir`
 # Anything else in the environment reaches both servers (DB_POOL_SIZE for
 # Queen; lethe's own variables), so both run with their shipped defaults
@@ -39,7 +40,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 rounds=${ROUNDS:-2}
 queen_dir=${QUEEN_DIR:-$(dirname "$(dirname "$queen_bin")")}
-out=$(realpath -m "${OUT:-bench/out/queen}")
+out=$(realpath -m "${OUT:-bench/out/runs/$(date -u +%Y%m%d-%H%M%S)-queen}")
 pg_bin=${PG_BIN:-$(pg_config --bindir)}
 mkdir -p "$out"
 

@@ -35,6 +35,15 @@ type Outcome struct {
 	Soak     *soak.Report
 }
 
+// defaultOutDir is where a run without -out writes: a folder of its own
+// under bench/out/runs, which .gitignore keeps out of the tree, named by
+// the run's start (UTC) and mode, so that one run never overwrites
+// another's results and no run dirties the checkout. bench/out itself
+// holds only the run of record that BENCHMARKS.md quotes.
+func defaultOutDir(root string, began time.Time, mode string) string {
+	return filepath.Join(root, "bench", "out", "runs", began.UTC().Format("20060102-150405")+"-"+mode)
+}
+
 // runner holds what the scenarios share.
 type runner struct {
 	opts     Options
@@ -55,17 +64,6 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 	if err != nil {
 		return nil, err
 	}
-	outDir := opts.OutDir
-	if outDir == "" {
-		outDir = filepath.Join(root, "bench", "out")
-	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return nil, err
-	}
-	if r.tmp, err = os.MkdirTemp("", "lethe-bench-"); err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(r.tmp)
 	mode := "full"
 	switch {
 	case opts.Soak > 0:
@@ -73,6 +71,18 @@ func Run(ctx context.Context, opts Options, stderr io.Writer) (*Outcome, error) 
 	case opts.Quick:
 		mode = "quick"
 	}
+	outDir := opts.OutDir
+	if outDir == "" {
+		outDir = defaultOutDir(root, began, mode)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(stderr, "results go to", outDir)
+	if r.tmp, err = os.MkdirTemp("", "lethe-bench-"); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(r.tmp)
 	r.meta = report.Meta{
 		Started: began.UTC().Format(time.RFC3339), Mode: mode,
 		Command: strings.TrimSpace("go run ./bench " + strings.Join(opts.Args, " ")),

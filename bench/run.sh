@@ -6,9 +6,10 @@
 #
 #   bash bench/run.sh            # the full run (about 25 minutes; a quiet machine)
 #   bash bench/run.sh -quick     # every scenario for a second or two
-#   bash bench/run.sh -profile   # the full run, each window profiled (bench/out/profiles)
+#   bash bench/run.sh -profile   # the full run, each window profiled (profiles/ beside the results)
 #
-# Results: bench/out/results.md, results.json, throughput-*.png.
+# Results: results.md, results.json, throughput-*.png in a folder of the
+# run's own under bench/out/runs (git ignores it), or where -out says.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
