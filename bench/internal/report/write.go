@@ -111,7 +111,7 @@ func Markdown(meta Meta, results []result.Result, sizes []int, charts []string) 
 }
 
 // Summary is one row per scenario with every payload size side by side:
-// the table BENCHMARKS.md carries.
+// the table BENCHMARKS.md's results of record are read from.
 func Summary(results []result.Result, sizes []int) string {
 	var b strings.Builder
 	b.WriteString("\n## Summary\n\n| system | scenario |")
