@@ -1,7 +1,7 @@
 // Command soakjudge judges a soak's samples again with the current
 // verdict and rewrites its report next to it:
 //
-//	go run ./bench/soakjudge bench/out/runs/20260101-120000-soak/soak.json
+//	go run ./bench/soakjudge bench/out/runs/RUN/soak.json   # RUN: the soak's own folder
 //
 // For a soak of hours whose verdict rules changed after it ran: the
 // samples are measurements, the verdict is a reading of them.
