@@ -43,8 +43,8 @@ type Options struct {
 
 	Plan plan.Plan
 
-	// Soak, when positive, runs only the soak (issue 12's steady mixed
-	// load) for that long; SoakSpec is built from the -soak-* flags.
+	// Soak, when positive, runs only the soak (a steady mixed load) for
+	// that long; SoakSpec is built from the -soak-* flags.
 	Soak      time.Duration
 	soakFlags soakFlags
 	SoakSpec  soak.Spec

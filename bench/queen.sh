@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compares lethe's pop+ack with Queen's in the same run (issue 13): one
+# Compares lethe's pop+ack with Queen's in the same run: one
 # private PostgreSQL, Queen on its database "queen", lethe on its database
 # "lethe", both up throughout, and bench/queenpeer driving them in turn
 # (lethe, Queen, lethe, Queen, ...). Each run pushes a fresh backlog and

@@ -7,7 +7,7 @@ import (
 	"github.com/lethe-mq/lethe/bench/internal/soak"
 )
 
-// soakFlags are the -soak-* flags; their defaults are issue 12's load.
+// soakFlags are the -soak-* flags; their defaults are soak.Default's load.
 type soakFlags struct {
 	interval               time.Duration
 	size, batch            int

@@ -10,7 +10,7 @@ func TestBuildScriptStampsTheVersion(t *testing.T) {
 	t.Parallel()
 	bin := build(t)
 	out, err := exec.Command(bin, "version").CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), "lethe "+testVersion+",") {
+	if err != nil || !strings.HasPrefix(string(out), "lethe "+testVersion+" (") {
 		t.Fatalf("the built binary's version: %q, %v; want %s", out, err, testVersion)
 	}
 	out, err = exec.Command(bin, "--version").CombinedOutput()

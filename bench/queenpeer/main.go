@@ -1,6 +1,6 @@
 // Command queenpeer measures pop+ack on any server speaking Queen's HTTP
 // API, lethe or Queen itself, the same way for both, so their figures can
-// be set side by side (issue 13: lethe's pop+ack at least twice Queen's on
+// be set side by side (the goal: lethe's pop+ack at least twice Queen's on
 // the same PostgreSQL and load generator). It pushes a backlog of random,
 // incompressible payloads over a fresh queue's partitions, then drains it
 // with consumers that pop batches without waiting and ack each batch in

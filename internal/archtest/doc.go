@@ -1,4 +1,6 @@
-// Package archtest holds no code: its test checks the import direction
+// Package archtest holds no code: its tests check the import direction
 // docs/ARCHITECTURE.md states ("Import direction"), over the packages as
-// `go list` sees them.
+// `go list` sees them, and that the repository's code, comments and docs
+// speak of behaviours, not of the issue, seed, session or date they came
+// from (records_test.go).
 package archtest

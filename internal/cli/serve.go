@@ -95,8 +95,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 // the push path's CPU in profiles. A soft memory limit caps what that
 // trade may cost: under load GOGC=400 alone let the heap grow to five
 // times the live data (150 MiB RSS at peak); near the limit the collector
-// runs sooner instead. 72 MiB leaves room under issue 13's 96 MiB for what
-// the limit does not count (the binary's pages): 80 MiB peaked at 95-97.
+// runs sooner instead. 72 MiB leaves room under the 96 MiB peak-RSS goal
+// (BENCHMARKS.md) for what the limit does not count (the binary's pages):
+// 80 MiB peaked at 95-97.
 // GOGC and GOMEMLIMIT in the environment win.
 func tuneGC(log *slog.Logger) {
 	if os.Getenv("GOGC") == "" {

@@ -20,9 +20,11 @@ func newVersionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print lethe's version",
-		Long: `Print the version this binary was built as (set at build time, see
-deploy/build.sh), the VCS revision it was built from when known, and the Go
-version.`,
+		Long: `Print the version this binary was built as: the one deploy/build.sh
+stamped in, else the newest release of CHANGELOG.md; then the VCS revision
+it was built from when known, and the Go version:
+
+  lethe 0.1.0 (revision 0123456789ab, go1.26.0)`,
 		Example: `  lethe version
   lethe --version
   lethe version --json`,
@@ -40,6 +42,6 @@ func (o *versionOptions) Run(w io.Writer) error {
 	if o.json {
 		return printJSON(w, info)
 	}
-	_, err := fmt.Fprintf(w, "lethe %s, %s\n", info, info.GoVersion)
+	_, err := fmt.Fprintf(w, "lethe %s\n", info.Long())
 	return err
 }

@@ -62,7 +62,8 @@ type Server struct {
 	Notices []string
 }
 
-// Retention is the maintenance loop's settings (seed 000's names).
+// Retention is the maintenance loop's settings, named as the environment
+// names them (README's configuration table).
 type Retention struct {
 	Enabled              bool          // RETENTION_ENABLED: run the loop at all
 	Interval             time.Duration // RETENTION_INTERVAL, in ms

@@ -1,5 +1,5 @@
 // Package doctor checks a live deployment against the checkpoints that
-// make retention trustworthy (the project's seed 003, applied to lethe):
+// make retention trustworthy:
 // every deleting job runs and leaves a record, every retention predicate
 // has a valid index, vacuum can reclaim what deletes leave, the records
 // themselves age out, nothing of lethe's is granted to PUBLIC, and no

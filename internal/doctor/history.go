@@ -18,8 +18,8 @@ var historyTables = []struct{ table, column string }{
 	{"reclaim_history", "executed_at"},
 }
 
-// checkHistory: the records must not grow forever (seed 003: the job
-// history needs its own retention row), and the purge must keep up: no
+// checkHistory: the records must not grow forever (the job history needs
+// a retention of its own), and the purge must keep up: no
 // row older than the window and a day.
 func checkHistory(ctx context.Context, q Querier, cfg Config) (string, string, string, error) {
 	names := make([]string, len(historyTables))

@@ -99,7 +99,7 @@ func TestCoreCorruptMessagesDeadLetter(t *testing.T) {
 	t.Parallel()
 	e := newCoreEnv(t, engine.Config{})
 	bad := poisonPartition(e)
-	// Offset 7: a payload jsonb refuses, which today's pushes refuse too, so
+	// Offset 7: a payload jsonb refuses, which the push path refuses too, so
 	// only an older lethe could have stored it.
 	storeRaw(e, bad, 7, "nuljson", `"\u0000 jsonb refuses this"`)
 	resp := e.popN(engine.PopRequest{Queue: "poison", Partition: "bad", Group: "h", Batch: 2}, 2)
@@ -138,7 +138,7 @@ func TestCoreCorruptMessagesDeadLetter(t *testing.T) {
 }
 
 // storeRaw writes one frame at offset base of pid, as an older lethe would
-// have, bypassing today's push validation.
+// have, bypassing the push path's validation.
 func storeRaw(e *coreEnv, pid uuid.UUID, base int64, txn, payload string) {
 	e.t.Helper()
 	seg := storetest.Segment{Partition: pid, Base: base, Count: 1, FirstAt: coreT0, LastAt: coreT0,

@@ -2,11 +2,11 @@ package httpapi_test
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/version"
 )
 
 // statusFixture: two queues in namespace "billing" (tasks "invoice" and
@@ -40,7 +40,7 @@ func TestAdminOverviewAndStatus(t *testing.T) {
 		Time          time.Time
 	}
 	c.call("GET", "/api/v1/status", nil, http.StatusOK, &st)
-	if !strings.HasPrefix(st.Version, "lethe dev") || st.Queues != 3 || st.UptimeSeconds < 0 || st.Time.Before(adminT0) {
+	if st.Version != "lethe "+version.String() || st.Queues != 3 || st.UptimeSeconds < 0 || st.Time.Before(adminT0) {
 		t.Fatalf("status = %+v", st)
 	}
 

@@ -71,8 +71,9 @@ func (c *oaClient) op(method, path, body string, status int, out any) {
 
 // Real answers of every kind of route match openapi.json: the validator
 // checks each answer below (status described, content type, schema with
-// no undescribed field). The scenario reaches every route the brief
-// names, with data in each list so that item schemas are checked too.
+// no undescribed field). The scenario reaches every route the list at the
+// test's end names, with data in each list so that item schemas are
+// checked too.
 func TestResponsesMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	v := newOpenAPIValidator(t)

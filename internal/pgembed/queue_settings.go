@@ -7,7 +7,7 @@ package pgembed
 // A queue writes each message once and deletes it soon after, so its WAL
 // is nearly all of its write traffic and, on disk, often more than the
 // data it describes (the default max_wal_size of 1 GB let the WAL folder
-// reach 705 MB beside 100 MB of messages in issue 12's soak). WAL is kept
+// reach 705 MB beside 100 MB of messages in the soak). WAL is kept
 // on disk from the last checkpoint's start, plus recycled segments:
 //   - max_wal_size 256MB caps that (a checkpoint starts once about
 //     max_wal_size / (1 + checkpoint_completion_target), 135 MB, was
@@ -23,7 +23,7 @@ package pgembed
 //   - wal_compression on (pglz, in every PostgreSQL version lethe runs
 //     on) compresses the full-page images of index and bookkeeping pages,
 //     which shrink well; pages of incompressible payloads do not, and
-//     cost the attempt: about a megabyte a second of images at issue 12's
+//     cost the attempt: about a megabyte a second of images at the soak's
 //     load, around a percent of a core (an estimate).
 func queueSettings() map[string]string {
 	return map[string]string{

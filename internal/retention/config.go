@@ -8,8 +8,8 @@ import (
 	"github.com/lethe-mq/lethe/internal/clock"
 )
 
-// Defaults for Config (seed 000's values). internal/config's test checks
-// that the environment's defaults are these.
+// Defaults for Config. internal/config's test checks that the
+// environment's defaults are these.
 const (
 	IntervalDefault                   = 5 * time.Second
 	BatchSizeDefault                  = 1000

@@ -212,7 +212,7 @@ func (r *CycleResult) addSettled(st store.Settled) {
 	}
 }
 
-// summary is the cycle's log line, worded as seed 000 shows it.
+// summary is the cycle's log line, worded as docs/retention.md shows it.
 func (r CycleResult) summary() string {
 	purge := fmt.Sprint(r.MetricsPurged)
 	if r.MetricsPurgeErr != nil {

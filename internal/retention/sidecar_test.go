@@ -59,7 +59,7 @@ func TestSidecarLeavesDropWholePastEveryWindow(t *testing.T) {
 
 // Under a steady load the sidecar holds between one window and one window
 // plus a leaf plus a cycle of hashes: it never grows past that, however
-// long the load runs (issue 12: day leaves grew for a whole day).
+// long the load runs (leaves a day long grew for a whole day).
 func TestSidecarStaysFlatUnderASteadyLoad(t *testing.T) {
 	t.Parallel()
 	e := setup(t)

@@ -9,7 +9,8 @@ import (
 )
 
 // widePartitions is how many partitions the cost test gives its queue;
-// LETHE_WORKLIST_PARTITIONS=10000 measures the size issue 13 names.
+// LETHE_WORKLIST_PARTITIONS=10000 measures at the 10,000 partitions of the
+// benchmark goals.
 func widePartitions(t *testing.T) int {
 	if s := os.Getenv("LETHE_WORKLIST_PARTITIONS"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -65,7 +65,7 @@ func (b *Batch) addEncoded(hash int64, f []byte, at time.Time, hasID bool) {
 
 // AddMessage is Add, or AddMinted when minted, for a message the batch
 // encodes itself, straight into the segment: a pushed payload is copied
-// once after the request body, here (issue 13, item 3).
+// once after the request body, here.
 func (b *Batch) AddMessage(hash int64, m frame.Message, minted bool) {
 	if b.admit(hash, m.CreatedAt, !minted) {
 		n := len(b.blob)

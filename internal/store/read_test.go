@@ -242,7 +242,7 @@ func TestStats(t *testing.T) {
 // its scan starts at the segment holding from, through every leaf's
 // primary key, under both of PostgreSQL's plan choices for the prepared
 // statement. It fails when the scan walks the partition from its first
-// segment (the lower bound as a join filter, as before issue 13's fix).
+// segment (the lower bound as a join filter, which migration 156 replaced).
 func TestReadCostDoesNotGrowWithThePartition(t *testing.T) {
 	t.Parallel()
 	e := setup(t)

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Seed 000: Queen grants its streams tables to PUBLIC, so any holder of a
+// Queen grants its streams tables to PUBLIC, so any holder of a
 // database credential reads and writes them. lethe's streams and traces
 // tables must exist in schema lethe and grant PUBLIC nothing (the pattern
 // of schema's TestMigrateGrantsNothingToPublic, on these tables by name so

@@ -1,4 +1,4 @@
-// Package tier names lethe's retention tiers (seed 002) and their rules as
+// Package tier names lethe's retention tiers and their rules as
 // plain Go, with no database: parsing the option, the window each tier
 // keeps, the span of its time partitions, which of two is shorter, and the
 // bounds of a message's life. The SQL side (migration 050) implements the
@@ -14,7 +14,7 @@ import (
 // Tier is a queue's retention tier, canonical spelling.
 type Tier string
 
-// The tiers. Forever is never dropped by a tier (seed 000's rules still
+// The tiers. Forever is never dropped by a tier (the retention rules still
 // apply); Held is not a queue's tier but where pending frames of dropped
 // partitions go.
 const (

@@ -74,7 +74,7 @@ func drain(ctx context.Context, env *Env, bl backlog, groups int, wide bool) err
 	defer c.close()
 	env.settle(ctx)
 	// Empty pops while the backlog lasts are pops that found every
-	// partition with work leased (issue 13: they were 73% in one run).
+	// partition with work leased; the result's notes count them.
 	var pops, empty atomic.Int64
 	cores := env.coresFrom(time.Now())
 	out := meter.Run(ctx, meter.Spec{

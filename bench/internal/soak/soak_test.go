@@ -84,7 +84,7 @@ func samples(n int, size func(m float64) float64) []Sample {
 	return out
 }
 
-func TestJudgeComparesIssue12Windows(t *testing.T) {
+func TestWindowsAreMinutes10To20AgainstTheLast10(t *testing.T) {
 	early, late, scaled := Windows(2 * time.Hour)
 	if early != (Window{600, 1200}) || late != (Window{6600, 7200}) || scaled {
 		t.Fatalf("windows of 2h: %v %v %v", early, late, scaled)

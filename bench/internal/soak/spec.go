@@ -4,7 +4,7 @@
 // tuples, HOT updates, WAL on disk and written, the database's size,
 // lethe's resident memory, push and end-to-end latency. It checks that
 // every pushed message reached every consumer group exactly once, and
-// judges whether the footprint stayed flat (issue 12).
+// judges whether the footprint stayed flat.
 package soak
 
 import (
@@ -42,9 +42,9 @@ type Spec struct {
 	Tag string
 }
 
-// Default is issue 12's load: 500 msg/s of 1 KiB over 50 partitions with
-// completed retention at 60 s, 100 msg/s over 10 partitions with
-// retention at 120 s, two consumer groups, a sample a minute.
+// Default is the soak's steady mixed load: 500 msg/s of 1 KiB over 50
+// partitions with completed retention at 60 s, 100 msg/s over 10
+// partitions with retention at 120 s, two consumer groups, a sample a minute.
 func Default(d time.Duration) Spec {
 	return Spec{
 		Duration: d, Interval: time.Minute, Size: 1024, Batch: 10, Groups: 2, Consumers: 4, TimeScale: 1,

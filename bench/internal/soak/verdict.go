@@ -10,7 +10,7 @@ import (
 // Tolerances of the verdict.
 const (
 	// DatabaseTolerance: the database's size in the late window within
-	// ±10% of the early window's (issue 12's criterion).
+	// ±10% of the early window's.
 	DatabaseTolerance = 0.10
 	// TableTolerance and TableFloor: a table is flat when its late mean is
 	// within ±10% of its early mean, or within 1 MiB (a small table grows
@@ -54,7 +54,7 @@ func minutes(s float64) string {
 	return fmt.Sprintf("%.1f", m)
 }
 
-// Windows are issue 12's: minutes 10–20 against the last 10 minutes. A
+// Windows are minutes 10–20 against the last 10 minutes. A
 // soak shorter than 30 minutes compares its middle third with its last.
 func Windows(d time.Duration) (early, late Window, scaled bool) {
 	s := d.Seconds()

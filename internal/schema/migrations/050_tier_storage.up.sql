@@ -1,4 +1,4 @@
--- Retention tiers (seed 002): lethe.segments becomes partitioned by tier
+-- Retention tiers: lethe.segments becomes partitioned by tier
 -- and, within a tier, by the time of the append that wrote the segment;
 -- lethe.txns (the hash sidecar) is partitioned by day. Old data is dropped
 -- as whole leaves (DETACH ... CONCURRENTLY, then DROP), which costs the same

@@ -2,7 +2,7 @@
 -- lease_id. The index on lease_id (070) made every one of those updates a
 -- non-HOT one: a new entry in both of the table's indexes per pop and per
 -- ack, and thousands of dead tuples on a table of a hundred rows between
--- autovacuums (issue 12: 342k updates, 0 heap-only).
+-- autovacuums (under the soak's load: 342k updates, 0 heap-only).
 --
 -- Its only reader was extending a lease by id. Lease ids now carry the id of
 -- the queue they were drawn for (engine/leaseid.go), so an extend reaches

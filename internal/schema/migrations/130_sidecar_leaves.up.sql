@@ -4,7 +4,7 @@
 -- sidecar window (GREATEST(dedupWindowSeconds, completedRetentionSeconds,
 -- 900 s) of any queue): with the 900 s default the sidecar held between
 -- 15 minutes and a day and 15 minutes of hashes, and grew all day under a
--- steady load (issue 12's soak: about 2.7 GiB a day at 600 msg/s, for 15
+-- steady load (the soak's: about 2.7 GiB a day at 600 msg/s, for 15
 -- minutes that anyone needs).
 --
 -- A new leaf now spans lethe.sidecar_span(): the largest of 5, 10, 15, 20,

@@ -4,7 +4,7 @@
 -- A push item without a transactionId gets one lethe mints at random
 -- (a UUID) just before the append: no earlier message can carry it, so
 -- looking its hash up in the sidecar can only cost (1.5 ms of the 10.5 ms
--- an append of 100 frames took, issue 13's profile) or, on a 64-bit hash
+-- an append of 100 frames took, in a profile) or, on a 64-bit hash
 -- collision, answer a new message as a duplicate. Its hash is still stored
 -- (an ack or a trace names the message by it after its lease is gone).
 -- Ids a producer sent, ids a replica's maintenance buffer minted (replayed

@@ -4,7 +4,7 @@
 -- partition that is ready at one moment. Pipelined (23b8e8a) it was still
 -- one lethe.append per partition: one PL/pgSQL call, eight statements and
 -- their plan lookups for each segment, which over many partitions is most
--- of a segment's cost when it holds one to ten frames (issue 13's profile:
+-- of a segment's cost when it holds one to ten frames (in a profile:
 -- 0.33 ms a call over 100 partitions, half of it the call itself).
 --
 -- lethe.append_group writes the whole group with one statement per step:

@@ -5,7 +5,7 @@
 -- message is (its partition and offset, store.MintedID): its frame stores
 -- no id and it needs no sidecar entry, since nobody can know such an id
 -- before the push answers and a lookup decodes it. The GIN insert was about
--- a quarter of a 100-frame append to one partition (issue 13).
+-- a quarter of a 100-frame append to one partition.
 --
 -- So a sidecar row no longer holds one hash per frame. positions[i] is the
 -- frame (1-based, in the segment) that hashes[i] names; NULL, as in every

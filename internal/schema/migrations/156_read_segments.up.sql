@@ -9,7 +9,7 @@
 -- subquery, an init plan whose value is an index condition on every leaf's
 -- primary key. Joined to the CTE instead, the bound was only a join filter:
 -- each read walked the partition's segments from its first offset, so its
--- cost grew with the partition (issue 13: 360 buffers a pop at the tail of
+-- cost grew with the partition (360 buffers a pop at the tail of
 -- a short log). It reads only as many segments as the cumulative frame
 -- count needs, so a large batch does not detoast segments it will not use.
 CREATE FUNCTION lethe.read_segments(p_partition uuid, p_from bigint, p_limit int)
