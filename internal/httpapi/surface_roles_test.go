@@ -97,7 +97,7 @@ func TestEveryRouteEnforcesItsRole(t *testing.T) {
 			}
 		case "read":
 			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": false, "plain": false, "writer": false, "op": false, "admin": false})
-		case "write", "write; operator to delete or skip more":
+		case "write", "write; operator to delete or skip more", "write; operator to reset":
 			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": true, "plain": false, "writer": false, "op": false, "admin": false})
 		case "operator", "operator; test clock only":
 			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": true, "plain": true, "writer": true, "op": false, "admin": false})
