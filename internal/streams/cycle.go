@@ -19,9 +19,9 @@ const cycleLockClass = 737010
 
 // Cycle commits one cycle of a streaming query: its state ops, its pushes
 // to sink queues and its ack of the source partition, all in one
-// transaction or none. Bad input is an invalid error and an unknown or
-// retired query a not-found or conflict error, before or instead of any
-// write; a cycle that could not apply (its lease expired, say) answers
+// transaction or none. Bad input is an invalid error, an unknown or
+// retired query a not-found or conflict error and a partition that does
+// not exist a not-found error, before or instead of any write; a cycle that could not apply (its lease expired, say) answers
 // success false with the reason, as Queen does, having written nothing.
 func (s *Service) Cycle(ctx context.Context, req api.StreamCycleRequest, producerSub string) (*api.StreamCycleResponse, error) {
 	query, partition, err := parseIDs(req.QueryID, req.PartitionID)
@@ -63,6 +63,9 @@ func applyCycleState(ctx context.Context, tx pgx.Tx, query, partition uuid.UUID,
 		return wrap(err, "lock cycle of %s/%s", query, partition)
 	}
 	if err := checkLive(ctx, tx, query, true); err != nil {
+		return err
+	}
+	if err := checkPartition(ctx, tx, partition, true); err != nil {
 		return err
 	}
 	return w.apply(ctx, tx, query, partition, now)

@@ -150,3 +150,9 @@ func partitionID(t *testing.T, b *bundle, queue, partition string) string {
 	}
 	return res[0].PartitionID
 }
+
+// queue creates queue (a configure that names no option).
+func (b *bundle) queue(t *testing.T, queue string) {
+	t.Helper()
+	b.must(t, http.StatusOK, http.MethodPost, "/api/v1/configure", map[string]any{"queue": queue}, nil)
+}

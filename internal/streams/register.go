@@ -26,7 +26,8 @@ type liveQuery struct {
 // its state; a nil ResetGuard lets every reset through.
 type ResetGuard func(name string) error
 
-// Register registers a streaming query, idempotently: a name not
+// Register registers a streaming query over an existing source queue
+// (else not found), idempotently: a name not
 // registered is inserted (fresh); the same config hash keeps the
 // registration and its state; a different one is refused (conflict) unless
 // req.Reset, which retires the old registration (its state is purged by
@@ -71,6 +72,9 @@ func checkRegistration(req api.StreamQueryRequest) error {
 
 func (s *Service) register(ctx context.Context, tx pgx.Tx, req api.StreamQueryRequest, mayReset ResetGuard, now time.Time) (*api.StreamQueryResponse, error) {
 	out := &api.StreamQueryResponse{Success: true, Name: req.Name, ConfigHash: req.ConfigHash}
+	if err := checkSourceQueue(ctx, tx, req.SourceQueue); err != nil {
+		return nil, err
+	}
 	old, found, err := lockLive(ctx, tx, req.Name)
 	if err != nil {
 		return nil, err
@@ -102,6 +106,22 @@ func (s *Service) register(ctx context.Context, tx pgx.Tx, req api.StreamQueryRe
 	_, err = tx.Exec(ctx, `INSERT INTO lethe.stream_queries (id, name, source_queue, sink_queue, config_hash, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6)`, id, req.Name, req.SourceQueue, nullable(req.SinkQueue), req.ConfigHash, now)
 	return out, wrap(err, "register query %s", req.Name)
+}
+
+// checkSourceQueue answers not found, naming source_queue, unless the
+// queue exists: a query over a misspelt queue would otherwise wait for
+// messages that never come.
+func checkSourceQueue(ctx context.Context, tx pgx.Tx, queue string) error {
+	var found bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM lethe.queues WHERE name = $1)`, queue).Scan(&found)
+	switch {
+	case err != nil:
+		return wrap(err, "look up queue %s", queue)
+	case !found:
+		return apierr.Field(apierr.NotFound, "source_queue", "source_queue %q does not exist; create it "+
+			"(POST /api/v1/configure, or a first push) before registering a query over it", queue)
+	}
+	return nil
 }
 
 // lockLive locks the live registration of name, if any: cycles of the

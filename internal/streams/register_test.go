@@ -22,6 +22,7 @@ func register(name, hash string, reset bool) api.StreamQueryRequest {
 func TestRegisterKeepsTheHashAndResetsOnlyWhenAsked(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 0)
+	b.queue(t, "src")
 	var first, again, reset api.StreamQueryResponse
 	b.must(t, http.StatusOK, http.MethodPost, "/streams/v1/queries", register("q", "h1", false), &first)
 	if !first.Success || !first.Fresh || first.Reset || first.QueryID == "" {
@@ -40,7 +41,7 @@ func TestRegisterKeepsTheHashAndResetsOnlyWhenAsked(t *testing.T) {
 	if !reset.Reset || reset.Fresh || reset.QueryID == first.QueryID {
 		t.Fatalf("changed hash with reset: %+v, want reset and a new query_id", reset)
 	}
-	state := api.StreamStateRequest{QueryID: first.QueryID, PartitionID: "00000000-0000-0000-0000-000000000001"}
+	state := api.StreamStateRequest{QueryID: first.QueryID, PartitionID: partitionID(t, b, "src", "p1")}
 	b.must(t, http.StatusConflict, http.MethodPost, "/streams/v1/state/get", state, nil)
 	cycle := api.StreamCycleRequest{QueryID: first.QueryID, PartitionID: state.PartitionID,
 		StateOps: []api.StreamStateOp{{Type: "upsert", Key: "k"}}}
@@ -53,6 +54,7 @@ func TestRegisterKeepsTheHashAndResetsOnlyWhenAsked(t *testing.T) {
 func TestStreamsRefuseBadInputWithFourHundreds(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 0)
+	b.queue(t, "src")
 	var q api.StreamQueryResponse
 	b.must(t, http.StatusOK, http.MethodPost, "/streams/v1/queries", register("q", "h", false), &q)
 	pid := "00000000-0000-0000-0000-000000000001"
@@ -72,6 +74,9 @@ func TestStreamsRefuseBadInputWithFourHundreds(t *testing.T) {
 		{"/streams/v1/cycle", `{"query_id":"` + pid + `","partition_id":"` + pid + `"}`, "query_id", 404},
 		{"/streams/v1/state/get", `{"query_id":"` + q.QueryID + `","partition_id":"` + pid + `","ripe_at_or_before":"soon"}`, "ripe_at_or_before", 400},
 		{"/streams/v1/state/get", `{"query_id":"` + pid + `","partition_id":"` + pid + `"}`, "query_id", 404},
+		{"/streams/v1/queries", `{"name":"x","source_queue":"nowhere","config_hash":"h"}`, "source_queue", 404},
+		{"/streams/v1/cycle", `{"query_id":"` + q.QueryID + `","partition_id":"` + pid + `","state_ops":[{"type":"upsert","key":"k"}]}`, "partition_id", 404},
+		{"/streams/v1/state/get", `{"query_id":"` + q.QueryID + `","partition_id":"` + pid + `"}`, "partition_id", 404},
 	} {
 		var e api.Error
 		if got := b.call(t, http.MethodPost, c.path, c.body, &e); got != c.status || e.Error == "" || e.Field != c.field {
@@ -85,6 +90,7 @@ func TestStreamsRefuseBadInputWithFourHundreds(t *testing.T) {
 func TestConcurrentFirstRegistrationsAgree(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 0)
+	b.queue(t, "src")
 	const n = 8
 	out := make([]api.StreamQueryResponse, n)
 	status := make([]int, n)

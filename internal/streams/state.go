@@ -14,7 +14,8 @@ import (
 // State reads the state of one (query, partition), in key order, filtered
 // by every filter given: the keys named, a key prefix (a plain prefix, no
 // pattern), values whose numeric windowEnd is at or before
-// ripe_at_or_before. A key nobody wrote is simply absent.
+// ripe_at_or_before. A key nobody wrote is simply absent; a partition
+// that does not exist is not found.
 func (s *Service) State(ctx context.Context, req api.StreamStateRequest) (*api.StreamStateResponse, error) {
 	query, partition, err := parseIDs(req.QueryID, req.PartitionID)
 	if err != nil {
@@ -25,6 +26,9 @@ func (s *Service) State(ctx context.Context, req api.StreamStateRequest) (*api.S
 		return nil, err
 	}
 	if err := checkLive(ctx, s.pool, query, false); err != nil {
+		return nil, err
+	}
+	if err := checkPartition(ctx, s.pool, partition, false); err != nil {
 		return nil, err
 	}
 	keys := req.Keys
