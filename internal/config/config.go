@@ -232,6 +232,7 @@ func jwtFromEnv(r *reader) *auth.JWTConfig {
 		JWKSTimeout: time.Duration(r.whole(varJWKSTimeout)) * time.Millisecond,
 		RolesClaim:  r.text(varJWTRoleClaim), RolesArrayClaim: r.text(varJWTRolesClaim),
 		RoleAdmin: r.text(varJWTRoleAdmin), RoleReadWrite: r.text(varJWTRoleWrite), RoleReadOnly: r.text(varJWTRoleRead),
+		AllowNoExpiry: !r.flag(varJWTRequireExp),
 	}
 }
 

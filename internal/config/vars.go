@@ -83,6 +83,7 @@ var (
 	varJWTIssuer     = spec{name: "JWT_ISSUER", kind: text, meaning: "when set, a token's `iss` must be this"}
 	varJWTAudience   = spec{name: "JWT_AUDIENCE", kind: text, meaning: "when set, a token's `aud` must hold this"}
 	varJWTSkew       = spec{name: "JWT_CLOCK_SKEW", kind: whole, def: "30", min: 0, max: 3600, unit: "s", meaning: "tolerance on `exp`, `nbf` and `iat`"}
+	varJWTRequireExp = spec{name: "JWT_REQUIRE_EXP", kind: flag, def: "true", meaning: "refuse a JWT without `exp` (401 saying it has no expiry), which would never expire; `false` accepts such tokens, as Queen does"}
 	varJWKSRefresh   = spec{name: "JWT_JWKS_REFRESH_INTERVAL", kind: whole, def: "3600", min: 10, max: 604800, unit: "s", meaning: "how long fetched JWKS keys are used before fetching again (a token with an unknown `kid` fetches sooner, at most every 10 s)"}
 	varJWKSTimeout   = spec{name: "JWT_JWKS_TIMEOUT_MS", kind: whole, def: "5000", min: 100, max: 60000, unit: "ms", meaning: "timeout of one JWKS fetch"}
 	varJWTRoleClaim  = spec{name: "JWT_ROLES_CLAIM", kind: text, def: "role", meaning: "the claim holding one role"}
@@ -116,7 +117,7 @@ var specs = []spec{
 	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varPopMaxBytes,
 	varAuthToken, varOperator, varEncKey, varEncPrevious, varMaxLongPolls, varMaxBodies,
 	varJWTEnabled, varJWTAlgorithm, varJWTSecret, varJWTPublicKey, varJWTJWKSURL, varJWTIssuer, varJWTAudience,
-	varJWTSkew, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,
+	varJWTSkew, varJWTRequireExp, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
 	varTierInterval, varDefaultTier, varDefaultQuar,
 	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen,
