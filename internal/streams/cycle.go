@@ -10,6 +10,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 // cycleLockClass is the first key of the transaction advisory lock that
@@ -30,6 +31,9 @@ func (s *Service) Cycle(ctx context.Context, req api.StreamCycleRequest, produce
 	}
 	writes, err := planState(req.StateOps)
 	if err != nil {
+		return nil, err
+	}
+	if err := validate.List("push_items", len(req.PushItems), validate.PushItemsMax); err != nil {
 		return nil, err
 	}
 	c := engine.StreamCycle{

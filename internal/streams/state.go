@@ -74,8 +74,8 @@ func (s *Service) State(ctx context.Context, req api.StreamStateRequest) (*api.S
 // checkStateFilters checks a read's filters and answers ripe_at_or_before
 // as SQL numeric text (nil when absent).
 func checkStateFilters(req api.StreamStateRequest) (*string, error) {
-	if len(req.Keys) > MaxStateKeys {
-		return nil, apierr.Field(apierr.Invalid, "keys", "keys names %d keys; the limit is %d", len(req.Keys), MaxStateKeys)
+	if err := validate.List("keys", len(req.Keys), validate.StateKeysMax); err != nil {
+		return nil, err
 	}
 	for i, k := range req.Keys {
 		if err := validate.StateKey(fmt.Sprintf("keys[%d]", i), k); err != nil {
