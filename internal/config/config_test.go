@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/pgembed"
 	"github.com/lethe-mq/lethe/internal/retention"
 )
 
@@ -203,5 +204,18 @@ func TestEncryptionAndJWTSettings(t *testing.T) {
 				t.Errorf("%v: %q does not name the variable (%s)", bad, err, k)
 			}
 		}
+	}
+}
+
+// The embedded PostgreSQL's OS user (as root) defaults to pgembed's own,
+// and is read as written.
+func TestEmbeddedPostgresOSUser(t *testing.T) {
+	t.Parallel()
+	c, err := fromLookup(env{}.lookup)
+	if err != nil || c.PGOSUser != pgembed.DefaultOSUser {
+		t.Fatalf("default LETHE_PG_OS_USER: %q, %v; want %q", c.PGOSUser, err, pgembed.DefaultOSUser)
+	}
+	if c, err := fromLookup(env{"LETHE_PG_OS_USER": "svc-pg"}.lookup); err != nil || c.PGOSUser != "svc-pg" {
+		t.Errorf("LETHE_PG_OS_USER=svc-pg: %q, %v", c.PGOSUser, err)
 	}
 }
