@@ -63,7 +63,7 @@ func (a *App) startEmbedded(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pc := pgembed.Config{DataDir: dataDir, Logger: a.Log, BinDir: cfg.PGBinDir}
+	pc := pgembed.Config{DataDir: dataDir, Logger: a.Log, BinDir: cfg.PGBinDir, OSUser: cfg.PGOSUser}
 	if cfg.PGListen != "" {
 		host, port, _ := net.SplitHostPort(cfg.PGListen) // checked by config.Validate
 		pc.ListenAddress = host

@@ -32,6 +32,10 @@ type JWTConfig struct {
 	Issuer, Audience string
 	// ClockSkew is the tolerance on exp, nbf and iat [JWT_CLOCK_SKEW].
 	ClockSkew time.Duration
+	// AllowNoExpiry accepts a token without exp, which would otherwise
+	// stay valid for ever; false (the default) refuses it
+	// [JWT_REQUIRE_EXP=false sets it].
+	AllowNoExpiry bool
 	// JWKSRefresh is how long fetched keys are used before fetching again
 	// [JWT_JWKS_REFRESH_INTERVAL]; JWKSTimeout bounds a fetch
 	// [JWT_JWKS_TIMEOUT_MS].
@@ -85,6 +89,9 @@ func newJWTVerifier(cfg JWTConfig) (*jwtVerifier, error) {
 	}
 	v.methods = methods
 	opts := []jwt.ParserOption{jwt.WithValidMethods(methods), jwt.WithLeeway(cfg.ClockSkew), jwt.WithTimeFunc(cfg.Now), jwt.WithIssuedAt()}
+	if !cfg.AllowNoExpiry {
+		opts = append(opts, jwt.WithExpirationRequired())
+	}
 	if cfg.Issuer != "" {
 		opts = append(opts, jwt.WithIssuer(cfg.Issuer))
 	}
@@ -215,6 +222,9 @@ func jwtReason(err error) string {
 		if errors.Is(err, r.err) {
 			return r.says
 		}
+	}
+	if errors.Is(err, jwt.ErrTokenRequiredClaimMissing) && strings.Contains(err.Error(), "exp claim") {
+		return "the token has no expiry (exp); issue tokens with exp, or set JWT_REQUIRE_EXP=false on the server to accept tokens that never expire"
 	}
 	if errors.Is(err, jwt.ErrTokenRequiredClaimMissing) {
 		// "token has invalid claims: token is missing required claim: aud claim is required"

@@ -85,6 +85,7 @@ func TestJWTHS256(t *testing.T) {
 		{"alg none", none, "algorithm"},
 		{"not yet valid", hs(claims(jwt.MapClaims{"iss": "https://idp.example", "aud": "lethe", "nbf": jwtT0.Add(time.Hour).Unix()}), "s3cret"), "not valid yet"},
 		{"garbage", "a.b.c", "malformed"},
+		{"no expiry", hs(claims(jwt.MapClaims{"iss": "https://idp.example", "aud": "lethe", "exp": nil}), "s3cret"), "no expiry"},
 	} {
 		_, err := check(a, c.tok, Write)
 		if !errors.Is(err, apierr.Unauthorized) || !strings.Contains(err.Error(), c.says) {
@@ -95,6 +96,29 @@ func TestJWTHS256(t *testing.T) {
 	late := claims(jwt.MapClaims{"iss": "https://idp.example", "aud": "lethe", "exp": jwtT0.Add(-20 * time.Second).Unix()})
 	if _, err := check(a, hs(late, "s3cret"), Write); err != nil {
 		t.Errorf("expired 20 s ago with 30 s skew: %v", err)
+	}
+}
+
+// A token without exp never expires: refused unless AllowNoExpiry
+// (JWT_REQUIRE_EXP=false), which still refuses an expired one.
+func TestJWTWithoutExpiry(t *testing.T) {
+	t.Parallel()
+	cfg := queenJWT(AlgHS256)
+	cfg.Secret = "k"
+	forever := sign(t, jwt.SigningMethodHS256, []byte("k"), claims(jwt.MapClaims{"exp": nil}), "")
+	expired := sign(t, jwt.SigningMethodHS256, []byte("k"), claims(jwt.MapClaims{"exp": jwtT0.Add(-time.Hour).Unix()}), "")
+	strict := mustNew(t, Config{JWT: cfg})
+	if _, err := check(strict, forever, Write); !errors.Is(err, apierr.Unauthorized) || !strings.Contains(err.Error(), "JWT_REQUIRE_EXP") {
+		t.Errorf("a token without exp by default: %v, want 401 saying it has no expiry and the setting", err)
+	}
+	lax := *cfg
+	lax.AllowNoExpiry = true
+	a := mustNew(t, Config{JWT: &lax})
+	if id, err := check(a, forever, Write); err != nil || id.Role != Write {
+		t.Errorf("a token without exp with AllowNoExpiry: %+v, %v; want it accepted", id, err)
+	}
+	if _, err := check(a, expired, Write); !errors.Is(err, apierr.Unauthorized) || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("an expired token with AllowNoExpiry: %v, want 401 saying it expired", err)
 	}
 }
 

@@ -47,6 +47,7 @@ type Server struct {
 	DatabaseWait time.Duration
 	PGBinDir     string // LETHE_PG_BINDIR: the embedded PostgreSQL's binaries (else found on the machine)
 	PGListen     string // LETHE_PG_LISTEN: host:port for the embedded PostgreSQL's TCP listener (else Unix socket only)
+	PGOSUser     string // LETHE_PG_OS_USER: the embedded PostgreSQL's OS user when lethe runs as root
 	// DefaultRetentionTier and DefaultQuarantined are a new queue's
 	// (LETHE_DEFAULT_RETENTION_TIER in canonical form, LETHE_DEFAULT_QUARANTINED).
 	DefaultRetentionTier string
@@ -102,6 +103,7 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 		DatabaseWait:         time.Duration(r.whole(varDBWait)) * time.Second,
 		PGBinDir:             r.text(varPGBinDir),
 		PGListen:             r.text(varPGListen),
+		PGOSUser:             r.text(varPGOSUser),
 		DefaultRetentionTier: canonicalTier(r.text(varDefaultTier)),
 		DefaultQuarantined:   r.text(varDefaultQuar),
 		TestClock:            r.flag(varTestClock),
@@ -233,6 +235,7 @@ func jwtFromEnv(r *reader) *auth.JWTConfig {
 		JWKSTimeout: time.Duration(r.whole(varJWKSTimeout)) * time.Millisecond,
 		RolesClaim:  r.text(varJWTRoleClaim), RolesArrayClaim: r.text(varJWTRolesClaim),
 		RoleAdmin: r.text(varJWTRoleAdmin), RoleReadWrite: r.text(varJWTRoleWrite), RoleReadOnly: r.text(varJWTRoleRead),
+		AllowNoExpiry: !r.flag(varJWTRequireExp),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/pgembed"
 	"github.com/lethe-mq/lethe/internal/retention"
 )
 
@@ -174,8 +175,12 @@ func TestEncryptionAndJWTSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !c.EncryptionKeys.On() || c.JWT == nil || c.JWT.Algorithm != "HS256" || c.JWT.Audience != "lethe" ||
-		c.JWT.ClockSkew != 5*time.Second || c.JWT.RoleReadWrite != "read-write" || c.JWT.JWKSTimeout != 5*time.Second {
+		c.JWT.ClockSkew != 5*time.Second || c.JWT.RoleReadWrite != "read-write" || c.JWT.JWKSTimeout != 5*time.Second ||
+		c.JWT.AllowNoExpiry {
 		t.Fatalf("read %+v, %+v", c.EncryptionKeys, c.JWT)
+	}
+	if c, err := fromLookup(env{"JWT_ENABLED": "true", "JWT_SECRET": "s", "JWT_REQUIRE_EXP": "false"}.lookup); err != nil || !c.JWT.AllowNoExpiry {
+		t.Errorf("JWT_REQUIRE_EXP=false: %+v, %v; want tokens without exp accepted", c.JWT, err)
 	}
 	if c, err := fromLookup(env{"JWT_SECRET": "s"}.lookup); err != nil || c.JWT != nil {
 		t.Errorf("JWT_SECRET without JWT_ENABLED: %+v, %v; want JWTs off, as in Queen", c.JWT, err)
@@ -188,6 +193,7 @@ func TestEncryptionAndJWTSettings(t *testing.T) {
 		{"JWT_ENABLED": "true", "JWT_ALGORITHM": "RS256", "JWT_SECRET": "s"},
 		{"JWT_ENABLED": "true", "JWT_ALGORITHM": "PS256", "JWT_SECRET": "s"},
 		{"JWT_ENABLED": "true", "JWT_SECRET": "s", "JWT_CLOCK_SKEW": "-1"},
+		{"JWT_ENABLED": "true", "JWT_SECRET": "s", "JWT_REQUIRE_EXP": "sometimes"},
 	} {
 		_, err := fromLookup(bad.lookup)
 		if err == nil || strings.Contains(err.Error(), "\n") {
@@ -198,5 +204,18 @@ func TestEncryptionAndJWTSettings(t *testing.T) {
 				t.Errorf("%v: %q does not name the variable (%s)", bad, err, k)
 			}
 		}
+	}
+}
+
+// The embedded PostgreSQL's OS user (as root) defaults to pgembed's own,
+// and is read as written.
+func TestEmbeddedPostgresOSUser(t *testing.T) {
+	t.Parallel()
+	c, err := fromLookup(env{}.lookup)
+	if err != nil || c.PGOSUser != pgembed.DefaultOSUser {
+		t.Fatalf("default LETHE_PG_OS_USER: %q, %v; want %q", c.PGOSUser, err, pgembed.DefaultOSUser)
+	}
+	if c, err := fromLookup(env{"LETHE_PG_OS_USER": "svc-pg"}.lookup); err != nil || c.PGOSUser != "svc-pg" {
+		t.Errorf("LETHE_PG_OS_USER=svc-pg: %q, %v", c.PGOSUser, err)
 	}
 }

@@ -56,6 +56,7 @@ var (
 	varDataDir      = spec{name: "LETHE_DATA_DIR", kind: text, def: "./lethe-data", meaning: "embedded PostgreSQL and the maintenance-mode push buffer; one lethe per folder"}
 	varDBWait       = spec{name: "DATABASE_WAIT_SECONDS", kind: whole, def: "30", min: 0, max: 3600, unit: "s", meaning: "how long start-up retries a database it cannot reach yet (`0`: fail at once)"}
 	varPGBinDir     = spec{name: "LETHE_PG_BINDIR", kind: text, meaning: "folder of the PostgreSQL server binaries for the embedded cluster (`initdb`, `pg_ctl`, `postgres`); found on the machine when unset"}
+	varPGOSUser     = spec{name: "LETHE_PG_OS_USER", kind: text, def: "lethe-pg", meaning: "when lethe runs as root, the OS user the embedded PostgreSQL runs as (PostgreSQL refuses root), created as a system user if missing; never `postgres`, which another PostgreSQL on the machine runs as and whose processes could reach the cluster's socket"}
 	varPGListen     = spec{name: "LETHE_PG_LISTEN", kind: text, meaning: "`host:port` for a TCP listener on the embedded PostgreSQL (unset: Unix socket only); it needs the password in `LETHE_DATA_DIR/postgres.password`"}
 	varPoolSize     = spec{name: "DB_POOL_SIZE", kind: whole, def: "40", min: 4, max: 1000, unit: "connections", meaning: "request connections per replica (the retention loop has one more of its own)"}
 	varLogLevel     = spec{name: "LOG_LEVEL", kind: text, def: "info", choices: []string{"debug", "info", "warn", "error"}, meaning: "least severe log level written"}
@@ -83,6 +84,7 @@ var (
 	varJWTIssuer     = spec{name: "JWT_ISSUER", kind: text, meaning: "when set, a token's `iss` must be this"}
 	varJWTAudience   = spec{name: "JWT_AUDIENCE", kind: text, meaning: "when set, a token's `aud` must hold this"}
 	varJWTSkew       = spec{name: "JWT_CLOCK_SKEW", kind: whole, def: "30", min: 0, max: 3600, unit: "s", meaning: "tolerance on `exp`, `nbf` and `iat`"}
+	varJWTRequireExp = spec{name: "JWT_REQUIRE_EXP", kind: flag, def: "true", meaning: "refuse a JWT without `exp` (401 saying it has no expiry), which would never expire; `false` accepts such tokens, as Queen does"}
 	varJWKSRefresh   = spec{name: "JWT_JWKS_REFRESH_INTERVAL", kind: whole, def: "3600", min: 10, max: 604800, unit: "s", meaning: "how long fetched JWKS keys are used before fetching again (a token with an unknown `kid` fetches sooner, at most every 10 s)"}
 	varJWKSTimeout   = spec{name: "JWT_JWKS_TIMEOUT_MS", kind: whole, def: "5000", min: 100, max: 60000, unit: "ms", meaning: "timeout of one JWKS fetch"}
 	varJWTRoleClaim  = spec{name: "JWT_ROLES_CLAIM", kind: text, def: "role", meaning: "the claim holding one role"}
@@ -113,10 +115,10 @@ var (
 // specs lists every variable in the README's order.
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
-	varDataDir, varDBWait, varPGBinDir, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varPopMaxBytes,
+	varDataDir, varDBWait, varPGBinDir, varPGOSUser, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varPopMaxBytes,
 	varAuthToken, varOperator, varEncKey, varEncPrevious, varMaxLongPolls, varMaxBodies,
 	varJWTEnabled, varJWTAlgorithm, varJWTSecret, varJWTPublicKey, varJWTJWKSURL, varJWTIssuer, varJWTAudience,
-	varJWTSkew, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,
+	varJWTSkew, varJWTRequireExp, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,
 	varTierInterval, varDefaultTier, varDefaultQuar,
 	varMetricsDays, varDLQDays, varCleanupDays, varCleanupLethe, varCleanupQueen,

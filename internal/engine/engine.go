@@ -14,12 +14,13 @@ import (
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/seal"
 	"github.com/lethe-mq/lethe/internal/tier"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 // Defaults for Config.
 const (
 	MaxPayloadBytesDefault  = 1 << 20 * 4
-	MaxItemsDefault         = 10_000
+	MaxItemsDefault         = validate.PushItemsMax
 	SegmentMaxFramesDefault = 1000
 	SegmentMaxBytesDefault  = 8 << 20
 	PopMaxBytesDefault      = 16 << 20

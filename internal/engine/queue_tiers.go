@@ -55,6 +55,12 @@ func normalizeTierOptions(o *api.QueueOptions, raw json.RawMessage) error {
 		}
 		o.Quarantined = string(q)
 	}
+	// Only a list the request names: a queue keeps the groups it has.
+	if namesOption(raw, "requiredGroups") {
+		if err := validate.List("options.requiredGroups", len(o.RequiredGroups), validate.RequiredGroupsMax); err != nil {
+			return err
+		}
+	}
 	for i, g := range o.RequiredGroups {
 		if err := validate.Name(fmt.Sprintf("options.requiredGroups[%d]", i), g); err != nil {
 			return err

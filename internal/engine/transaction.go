@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
@@ -123,6 +124,10 @@ func (e *Engine) validateTransaction(req api.TransactionRequest) ([]api.PushItem
 				return nil, fmt.Errorf("operations[%d]: %w", i, err)
 			}
 			items = append(items, op.Items...)
+			if len(items) > e.cfg.MaxItems {
+				return nil, apierr.Field(apierr.Invalid, "operations", "the pushes of operations hold more than %d items together; "+
+					"at most %d are accepted, as in one push", e.cfg.MaxItems, e.cfg.MaxItems)
+			}
 		case "ack":
 			if err := checkTxAck(i, op); err != nil {
 				return nil, err

@@ -32,6 +32,12 @@ type answer struct {
 
 func send(t *testing.T, base string, c badRequest) answer {
 	t.Helper()
+	return sendAs(t, base, c, "")
+}
+
+// sendAs is send with a bearer token ("" for none).
+func sendAs(t *testing.T, base string, c badRequest, token string) answer {
+	t.Helper()
 	var rd io.Reader
 	if c.body != "" {
 		rd = strings.NewReader(c.body)
@@ -42,6 +48,9 @@ func send(t *testing.T, base string, c badRequest) answer {
 	}
 	if c.body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -195,8 +204,16 @@ func (m routeMatcher) routesOf(c badRequest) []string {
 }
 
 // seed gives the replica data that a careless handler could change: a
-// configured queue with messages in two partitions, a group with a lease.
-func seed(t *testing.T, s *testserver.Server) {
+// configured queue with messages in two partitions, a group with a lease,
+// a streaming query over the queue. It answers the query's query_id.
+func seed(t *testing.T, s *testserver.Server) string {
+	t.Helper()
+	return seedAs(t, s, "")
+}
+
+// seedAs is seed with a bearer token (the operator's, on a replica with
+// authentication on).
+func seedAs(t *testing.T, s *testserver.Server, token string) string {
 	t.Helper()
 	for _, c := range []badRequest{
 		{"configure", "POST", "/api/v1/configure", `{"queue":"seed","options":{"leaseTime":600}}`, http.StatusOK},
@@ -204,8 +221,15 @@ func seed(t *testing.T, s *testserver.Server) {
 			`{"queue":"seed","partition":"p2","payload":{"n":2},"transactionId":"s2"},{"queue":"seed","partition":"p1","payload":3}]}`, http.StatusCreated},
 		{"pop", "GET", "/api/v1/pop/queue/seed/partition/p1?consumerGroup=g1", "", http.StatusOK},
 	} {
-		if a := send(t, s.URL, c); a.status != c.want {
+		if a := sendAs(t, s.URL, c, token); a.status != c.want {
 			t.Fatalf("seed %s: %d %s", c.name, a.status, a.body)
 		}
 	}
+	reg := badRequest{"register", "POST", "/streams/v1/queries", `{"name":"seed-query","source_queue":"seed","config_hash":"h1"}`, http.StatusOK}
+	a := sendAs(t, s.URL, reg, token)
+	var q api.StreamQueryResponse
+	if a.status != reg.want || json.Unmarshal(a.body, &q) != nil || q.QueryID == "" {
+		t.Fatalf("seed %s: %d %s", reg.name, a.status, a.body)
+	}
+	return q.QueryID
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // streamsCases are bad requests to the traces and streams routes: each is
-// refused before anything is written.
-func streamsCases() []badRequest {
+// refused before anything is written. live is a registered query's
+// query_id, so that what refuses a request naming it is the rest.
+func streamsCases(live string) []badRequest {
 	bad := http.StatusBadRequest
 	pid, qid := uuid.NewString(), uuid.NewString()
 	req := func(method, path, body string, want int) badRequest {
@@ -23,6 +24,7 @@ func streamsCases() []badRequest {
 		return out
 	}
 	cyc := `{"query_id":"` + qid + `","partition_id":"` + pid + `",`
+	live = `{"query_id":"` + live + `","partition_id":"` + pid + `",`
 	var out []badRequest
 	for _, part := range [][]badRequest{
 		post("/api/v1/traces", bad, ``, `{}`, `{"transactionId":"s1"}`, `{"transactionId":"s1","partitionId":"x","data":1}`,
@@ -44,6 +46,13 @@ func streamsCases() []badRequest {
 			cyc+`"ack":{"transactionId":""}}`, cyc+`"ack":{"transactionId":"t","count":-1}}`, cyc+`"release_lease":"no"}`,
 			cyc+`"consumer_group":"g\u0001"}`, cyc+`"ack":{"transactionId":"t","leaseId":"x"}}`),
 		post("/streams/v1/cycle", http.StatusNotFound, cyc+`"state_ops":[{"type":"upsert","key":"k","value":1}],"push_items":[{"queue":"new-q","payload":1}]}`),
+		// A query over a queue that does not exist; a live query's cycle
+		// and state read of a partition that does not exist.
+		post("/streams/v1/queries", http.StatusNotFound, `{"name":"q","source_queue":"no-such-queue","config_hash":"h"}`,
+			`{"name":"seed-query","source_queue":"no-such-queue","config_hash":"h1"}`),
+		post("/streams/v1/cycle", http.StatusNotFound, live+`"state_ops":[{"type":"upsert","key":"k","value":1}],"push_items":[{"queue":"new-q","payload":1}]}`,
+			live+`"state_ops":[{"type":"delete","key":"k"}]}`),
+		post("/streams/v1/state/get", http.StatusNotFound, live+`"keys":["k"]}`),
 		post("/streams/v1/state/get", bad, ``, `{}`, `{"query_id":"`+qid+`","partition_id":"x"}`, cyc+`"ripe_at_or_before":"soon"}`,
 			cyc+`"keys":[1]}`, cyc+`"keys":[""]}`, cyc+`"key_prefix":"\u0000"}`),
 	} {

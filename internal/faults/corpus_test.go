@@ -31,7 +31,7 @@ func TestBadRequestCorpus(t *testing.T) {
 		c.DataDir = t.TempDir()
 		c.TestClock = true // so the test-only routes exist and are covered
 	}})
-	seed(t, s)
+	query := seed(t, s)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, s.DatabaseURL)
 	if err != nil {
@@ -39,7 +39,7 @@ func TestBadRequestCorpus(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 
-	cases := corpus()
+	cases := corpus(query)
 	if len(cases) < 150 {
 		t.Fatalf("the corpus has %d requests, want at least 150", len(cases))
 	}
@@ -108,10 +108,12 @@ var (
 	}
 )
 
-func corpus() []badRequest {
+// corpus is every bad request; liveQuery is the query_id of the seeded
+// streaming query.
+func corpus(liveQuery string) []badRequest {
 	var all []badRequest
 	for _, part := range [][]badRequest{pathNameCases(), queryNameCases(), queryParamCases(), pushCases(),
-		bodyCases(), methodCases(), streamsCases(), tierCases()} {
+		bodyCases(), methodCases(), streamsCases(liveQuery), tierCases()} {
 		all = append(all, part...)
 	}
 	return all

@@ -3,6 +3,9 @@ package faults_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
+
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 // tierCases are bad requests to the retention tier routes and the
@@ -28,7 +31,8 @@ func tierCases() []badRequest {
 	}
 	for _, options := range []string{`{"retentionTier":"5d"}`, `{"retentionTier":7}`, `{"retentionTier":""}`,
 		`{"quarantined":"maybe"}`, `{"requiredGroups":"g1"}`, `{"requiredGroups":["g\u0000"]}`,
-		`{"requiredGroups":[" "]}`, `{"requiredGroups":[1]}`} {
+		`{"requiredGroups":[" "]}`, `{"requiredGroups":[1]}`,
+		`{"requiredGroups":["g` + strings.Repeat(`","g`, validate.RequiredGroupsMax) + `"]}`} {
 		out = append(out, req("POST", "/api/v1/configure", `{"queue":"seed","options":`+options+`}`, bad))
 	}
 	for _, what := range sortedKeys(badPathNames) {

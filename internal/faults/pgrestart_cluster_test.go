@@ -34,7 +34,7 @@ type pgrCluster struct {
 // the test ends.
 func pgrStartCluster(t *testing.T) *pgrCluster {
 	t.Helper()
-	// Not t.TempDir: as root, the postgres OS user must be able to enter
+	// Not t.TempDir: as root, the server's OS user must be able to enter
 	// the folder, and pgembed hands a fresh empty one over to it.
 	dir, err := os.MkdirTemp("", "lethe-faults-pg-")
 	if err != nil {
@@ -66,24 +66,24 @@ func pgrStartCluster(t *testing.T) *pgrCluster {
 		os.RemoveAll(dir)
 	})
 	if os.Geteuid() == 0 {
-		if cl.owner, err = pgrOwner(); err != nil {
+		if cl.owner, err = pgrOwner(c.OSUser()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return cl
 }
 
-// pgrOwner is the credential of the postgres OS user, which pgembed runs
-// the server as when we are root (postgres refuses to run as root).
-func pgrOwner() (*syscall.Credential, error) {
-	u, err := user.Lookup("postgres")
+// pgrOwner is the credential of the OS user pgembed runs the server as
+// when we are root (postgres refuses to run as root).
+func pgrOwner(name string) (*syscall.Credential, error) {
+	u, err := user.Lookup(name)
 	if err != nil {
-		return nil, fmt.Errorf("running as root needs the postgres OS user: %w", err)
+		return nil, fmt.Errorf("the server's OS user %s: %w", name, err)
 	}
 	uid, err1 := strconv.Atoi(u.Uid)
 	gid, err2 := strconv.Atoi(u.Gid)
 	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("postgres user has uid/gid %q/%q", u.Uid, u.Gid)
+		return nil, fmt.Errorf("%s has uid/gid %q/%q", name, u.Uid, u.Gid)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }

@@ -198,8 +198,8 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Acknowledgments) == 0 {
 		return apierr.Field(apierr.Invalid, "acknowledgments", "acknowledgments must hold at least one ack")
 	}
-	if len(req.Acknowledgments) > engine.MaxBatch {
-		return apierr.Field(apierr.Invalid, "acknowledgments", "at most %d acknowledgments per request", engine.MaxBatch)
+	if err := validate.List("acknowledgments", len(req.Acknowledgments), validate.AckBatchMax); err != nil {
+		return err
 	}
 	if err := validateName("consumerGroup", req.ConsumerGroup); err != nil {
 		return err
@@ -220,6 +220,12 @@ func (s *Server) ackBatch(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 	var req api.TransactionRequest
 	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := validate.List("operations", len(req.Operations), validate.TransactionOperationsMax); err != nil {
+		return err
+	}
+	if err := validate.List("requiredLeases", len(req.RequiredLeases), validate.TransactionLeasesMax); err != nil {
 		return err
 	}
 	for i, op := range req.Operations {

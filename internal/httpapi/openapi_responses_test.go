@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/config"
@@ -191,6 +193,10 @@ func oaStreamsAndTraces(c *oaClient, pid string) {
 	var q api.StreamQueryResponse
 	c.call("POST", "/streams/v1/queries", oaToken, `{"name":"agg","source_queue":"orders","config_hash":"h1"}`, 200, &q)
 	c.call("POST", "/streams/v1/queries", oaToken, `{"name":"agg","source_queue":"orders","config_hash":"h2"}`, 409, nil)
+	c.call("POST", "/streams/v1/queries", oaToken, `{"name":"agg","source_queue":"orders","config_hash":"h2","reset":true}`, 403, nil)
+	c.call("POST", "/streams/v1/queries", oaToken, `{"name":"other","source_queue":"nowhere","config_hash":"h1"}`, 404, nil)
+	c.call("POST", "/streams/v1/cycle", oaToken, `{"query_id":"`+q.QueryID+`","partition_id":"`+uuid.NewString()+`"}`, 404, nil)
+	c.call("POST", "/streams/v1/state/get", oaToken, `{"query_id":"`+q.QueryID+`","partition_id":"`+uuid.NewString()+`"}`, 404, nil)
 	c.call("POST", "/streams/v1/cycle", oaToken, `{"query_id":"`+q.QueryID+`","partition_id":"`+pid+`",
 		"state_ops":[{"type":"upsert","key":"k","value":{"n":1}}],"push_items":[{"queue":"sink","payload":1}],"ack":null}`, 200, nil)
 	c.call("POST", "/streams/v1/state/get", oaToken, `{"query_id":"`+q.QueryID+`","partition_id":"`+pid+`"}`, 200, nil)

@@ -75,8 +75,10 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/traces/by-name/{traceName}", read, s.tracesByName)
 	s.handle("GET /api/v1/traces/{partitionId}/{transactionId}", read, s.messageTraces)
 
-	// Queen asks read-write for all three, state reads included.
-	s.handle("POST /streams/v1/queries", write, s.registerStreamQuery)
+	// Queen asks read-write for all three, state reads included; a reset
+	// (a new config_hash with reset: true) drops the query's state, as
+	// the DELETE does, so it needs the operator.
+	s.handleDoc("POST /streams/v1/queries", write, registerQueryDocRole, s.registerStreamQuery)
 	s.handle("DELETE /streams/v1/queries/{name}", operator, s.removeStreamQuery)
 	s.handle("POST /streams/v1/cycle", write, s.streamCycle)
 	s.handle("POST /streams/v1/state/get", write, s.streamState)

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/apierr"
+	"github.com/lethe-mq/lethe/internal/streams"
 )
 
 // The streams API (Queen's /streams/v1), served by package streams.
@@ -16,8 +18,13 @@ func (s *Server) streamsService() error {
 	return nil
 }
 
+// registerQueryDocRole is the streams registration's role in docs/api.md.
+const registerQueryDocRole = "write; operator to reset"
+
 // registerStreamQuery registers a streaming query: 200 with its query_id,
-// 409 when its config_hash changed and reset is not set.
+// 409 when its config_hash changed and reset is not set, 403 when reset
+// is set and the caller lacks the operator role (a reset drops the
+// query's state, as the operator's DELETE does).
 func (s *Server) registerStreamQuery(w http.ResponseWriter, r *http.Request) error {
 	if err := s.streamsService(); err != nil {
 		return err
@@ -26,12 +33,25 @@ func (s *Server) registerStreamQuery(w http.ResponseWriter, r *http.Request) err
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	out, err := s.streams.Register(r.Context(), req)
+	out, err := s.streams.Register(r.Context(), req, s.resetGuard(r))
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// resetGuard lets only the operator reset a registration: a new
+// config_hash with reset true drops the query's state. Registering a new
+// name, or the same config_hash again, needs only the write role.
+func (s *Server) resetGuard(r *http.Request) streams.ResetGuard {
+	if s.auth.IsOperator(r) {
+		return nil
+	}
+	return func(name string) error {
+		return s.auth.OperatorNeeded("resetting streaming query " + strconv.Quote(name) +
+			" (a new config_hash with reset: true) drops its state")
+	}
 }
 
 // removeStreamQuery retires a streaming query; the retention loop purges

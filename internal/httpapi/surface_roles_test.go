@@ -97,7 +97,7 @@ func TestEveryRouteEnforcesItsRole(t *testing.T) {
 			}
 		case "read":
 			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": false, "plain": false, "writer": false, "op": false, "admin": false})
-		case "write", "write; operator to delete or skip more":
+		case "write", "write; operator to delete or skip more", "write; operator to reset":
 			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": true, "plain": false, "writer": false, "op": false, "admin": false})
 		case "operator", "operator; test clock only":
 			expectRefused(t, rt.Pattern, refused, map[string]bool{"": true, "reader": true, "plain": true, "writer": true, "op": false, "admin": false})
@@ -177,5 +177,42 @@ func TestConfigureNeedsTheOperatorToDeleteMore(t *testing.T) {
 		if got := doWithToken(t, "POST", r.url+"/api/v1/configure", "plain", `{"queue":"cq2","options":`+c.options+`}`).status; got != c.want {
 			t.Errorf("configure new queue %s with the plain token = %d, want %d", c.options, got, c.want)
 		}
+	}
+}
+
+// A JWT without exp would never expire: by default it answers 401 saying
+// so, on any route; with JWT_REQUIRE_EXP=false (AllowNoExpiry) it grants
+// its role, and an expired token is still refused.
+func TestJWTWithoutExpiryIsRefusedUnlessAllowed(t *testing.T) {
+	t.Parallel()
+	sign := func(claims jwt.MapClaims) string {
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(testJWTSecret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	forever := sign(jwt.MapClaims{"sub": "w", "role": "read-write", "iat": coreT0.Unix()})
+	expired := sign(jwt.MapClaims{"sub": "w", "role": "read-write", "iat": coreT0.Add(-2 * time.Hour).Unix(), "exp": coreT0.Add(-time.Hour).Unix()})
+	strict := startCoreReplica(t, withJWT)
+	lax := startCoreReplica(t, func(c *config.Server) { withJWT(c); c.JWT.AllowNoExpiry = true })
+	for _, path := range []string{"/api/v1/resources/queues", "/api/v1/status"} {
+		res := doWithToken(t, "GET", strict.url+path, forever, "")
+		var e struct{ Error string }
+		if res.status != http.StatusUnauthorized || json.Unmarshal(res.body, &e) != nil || !strings.Contains(e.Error, "no expiry") {
+			t.Errorf("GET %s with a JWT without exp: %d %s, want 401 saying it has no expiry", path, res.status, res.body)
+		}
+		if res := doWithToken(t, "GET", lax.url+path, forever, ""); res.status != http.StatusOK {
+			t.Errorf("GET %s with a JWT without exp, JWT_REQUIRE_EXP=false: %d %s, want 200", path, res.status, res.body)
+		}
+		for name, r := range map[string]*coreReplica{"default": strict, "JWT_REQUIRE_EXP=false": lax} {
+			if res := doWithToken(t, "GET", r.url+path, expired, ""); res.status != http.StatusUnauthorized {
+				t.Errorf("GET %s with an expired JWT (%s): %d %s, want 401", path, name, res.status, res.body)
+			}
+		}
+	}
+	res := doWithToken(t, "POST", strict.url+"/api/v1/push", forever, `{"items":[{"queue":"q","payload":1}]}`)
+	if res.status != http.StatusUnauthorized {
+		t.Errorf("a push with a JWT without exp: %d %s, want 401", res.status, res.body)
 	}
 }

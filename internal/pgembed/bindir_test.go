@@ -62,7 +62,7 @@ func TestVersionMismatchGivesAdvice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := newRunner()
+	run, err := newRunner("", testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,8 @@ const startAttempts = 3
 // anything in it is touched.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	began := time.Now()
-	run, err := newRunner()
+	log := cmp.Or(cfg.Logger, slog.Default())
+	run, err := newRunner(cfg.OSUser, log)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{run: run, log: cmp.Or(cfg.Logger, slog.Default()), lock: lock, listen: cfg.ListenAddress}
+	c := &Cluster{run: run, log: log, lock: lock, listen: cfg.ListenAddress}
 	if err := c.prepare(ctx, cfg, root); err != nil {
 		c.release()
 		return nil, err
@@ -79,6 +80,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 func (c *Cluster) prepare(ctx context.Context, cfg Config, root string) error {
 	binDir, err := resolveBinDir(cfg.BinDir)
 	if err != nil {
+		return err
+	}
+	if err := c.run.adoptOlderCluster(filepath.Join(root, "data"), c.log); err != nil {
 		return err
 	}
 	if c.layout, err = planLayout(ctx, c.run, root); err != nil {
@@ -295,6 +299,10 @@ func (c *Cluster) Dir() string { return c.layout.root }
 
 // SocketDir returns the private folder of the server's Unix socket.
 func (c *Cluster) SocketDir() string { return c.layout.sockDir }
+
+// OSUser returns the OS user the server runs as: ours, or as root
+// Config.OSUser (DefaultOSUser when it is empty).
+func (c *Cluster) OSUser() string { return c.run.name }
 
 // LogPath returns the server log file, the first place to look when
 // something goes wrong.

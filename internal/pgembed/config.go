@@ -23,6 +23,12 @@ type Config struct {
 	BinDir        string            // optional override; else FindBinDir()
 	Logger        *slog.Logger      // nil = slog.Default()
 	Settings      map[string]string // extra `-c key=value` server settings, e.g. max_connections
+	// OSUser is the OS user the server runs as when the process runs as
+	// root (LETHE_PG_OS_USER), created as a system user when missing;
+	// empty: DefaultOSUser. "postgres", the machine's shared PostgreSQL
+	// user, is refused. Not root: the server runs as ourselves and this
+	// is not read.
+	OSUser string
 	// Throwaway skips flushing to disk: initdb --no-sync and fsync=off
 	// (unless Settings says otherwise). Data survives a crash of the
 	// server but not of the machine, so it is for clusters nobody keeps,

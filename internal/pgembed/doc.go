@@ -19,8 +19,12 @@
 // it, touching nothing. A server found still running from a folder nobody
 // holds was left by a killed process, and is stopped and started afresh.
 //
-// When the process runs as root the server runs as the "postgres" OS user,
-// because PostgreSQL refuses to run as root. The data stays in DataDir:
-// Start hands the cluster's own files to that user, and refuses a DataDir
-// it cannot reach with a message saying what to do.
+// When the process runs as root the server runs as an OS user of lethe's
+// own (Config.OSUser, DefaultOSUser "lethe-pg"), created as a system user
+// when missing, because PostgreSQL refuses to run as root; never as the
+// machine's "postgres" user, which another PostgreSQL runs as: every
+// process of the socket folder's owner can connect as superuser. The data
+// stays in DataDir: Start hands the cluster's own files to that user (a
+// cluster an older lethe ran as postgres too, said in the log), and
+// refuses a DataDir it cannot reach with a message saying what to do.
 package pgembed

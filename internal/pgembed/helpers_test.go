@@ -79,7 +79,7 @@ func seedCluster(t testing.TB, dataDir string) {
 		t.Fatalf("golden cluster: %v", golden.err)
 	}
 	ctx := context.Background()
-	run, err := newRunner()
+	run, err := newRunner("", testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func makeGolden() (string, error) {
 		return "", err
 	}
 	ctx := context.Background()
-	run, err := newRunner()
+	run, err := newRunner("", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return "", err
 	}

@@ -40,7 +40,7 @@ func (l layout) passwordFile() string { return filepath.Join(l.root, "postgres.p
 
 // prepareRoot makes sure the data folder exists (so it can be locked) and
 // returns its absolute path. A folder it creates as root stays root's,
-// with the postgres group allowed to enter it and nobody else.
+// with the server user's group allowed to enter it and nobody else.
 func prepareRoot(ctx context.Context, r *runner, dataDir string) (string, error) {
 	if dataDir == "" {
 		return "", errors.New("pgembed: Config.DataDir is required")
@@ -85,7 +85,7 @@ func prepareRoot(ctx context.Context, r *runner, dataDir string) (string, error)
 
 // letServerIn lets the server's OS user enter an existing data folder of
 // root's that is lethe's to manage (empty, or holding lethe's files), by
-// giving it the postgres group with search permission. Any other folder
+// giving it the server user's group with search permission. Any other folder
 // is left as it is, and refused later with what to do.
 func letServerIn(ctx context.Context, r *runner, dir string) error {
 	if r.cred == nil || r.can(ctx, "-x", dir) || !lethesFolder(dir) {
@@ -196,7 +196,7 @@ func ancestors(path string) []string {
 }
 
 // oldTempCluster finds the cluster an older lethe placed under the temp
-// folder when, as root, the postgres user could not reach root.
+// folder when, as root, the server's OS user could not reach root.
 func oldTempCluster(root string) string {
 	for _, base := range uniq(os.TempDir(), "/tmp") {
 		dir := filepath.Join(base, "lethe-pg-"+shortHash(root))

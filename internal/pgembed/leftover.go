@@ -59,7 +59,7 @@ func inspectPidFile(pidFile, dataDir string) (leftover, int) {
 	case errors.Is(err, syscall.ESRCH):
 		return leftoverStale, pid
 	case errors.Is(err, syscall.EPERM):
-		// Our server runs as us (or as postgres while we are root, and
+		// Our server runs as us (or as its own OS user while we are root, and
 		// root may signal anyone), so a process we may not signal is not it.
 		return leftoverStale, pid
 	}

@@ -1,9 +1,11 @@
 package pgembed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/user"
@@ -14,8 +16,9 @@ import (
 )
 
 // runner runs PostgreSQL programs as the OS user that owns the cluster:
-// the invoking user normally, or "postgres" when we are root, because
-// initdb and postgres refuse to run as root.
+// the invoking user normally, or, when we are root (initdb and postgres
+// refuse to run as root), a system user of lethe's own (Config.OSUser,
+// lethe-pg by default), never the machine's shared postgres user.
 type runner struct {
 	cred *syscall.Credential // nil: run as ourselves
 	uid  int                 // owner to give folders we create; -1: leave as is
@@ -24,20 +27,26 @@ type runner struct {
 	env  []string
 }
 
-func newRunner() (*runner, error) {
+// newRunner runs programs as ourselves, or as root as the OS user osUser
+// (DefaultOSUser when empty), which it creates when the machine lacks it.
+func newRunner(osUser string, log *slog.Logger) (*runner, error) {
 	r := &runner{uid: -1, gid: -1, env: cleanEnv(), name: currentUserName()}
 	if os.Geteuid() != 0 {
 		return r, nil
 	}
-	u, err := user.Lookup("postgres")
+	name := cmp.Or(osUser, DefaultOSUser)
+	u, err := serverUser(name, log)
 	if err != nil {
-		return nil, fmt.Errorf("pgembed: running as root, so the server must run as the \"postgres\" OS user, "+
-			"but looking it up failed (%v); install the postgresql package (it creates the user) or run as a non-root user", err)
+		return nil, err
 	}
 	uid, err1 := strconv.Atoi(u.Uid)
 	gid, err2 := strconv.Atoi(u.Gid)
 	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("pgembed: postgres user has non-numeric uid/gid %q/%q", u.Uid, u.Gid)
+		return nil, fmt.Errorf("pgembed: OS user %s has non-numeric uid/gid %q/%q", name, u.Uid, u.Gid)
+	}
+	if uid == 0 {
+		return nil, fmt.Errorf("pgembed: OS user %s (%s) is root, which PostgreSQL refuses to run as; "+
+			"leave %s unset for a user of lethe's own (%s)", name, EnvOSUser, EnvOSUser, DefaultOSUser)
 	}
 	var groups []uint32
 	if ids, err := u.GroupIds(); err == nil {
@@ -48,8 +57,8 @@ func newRunner() (*runner, error) {
 		}
 	}
 	r.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}
-	r.uid, r.gid, r.name = uid, gid, "postgres"
-	r.env = append(r.env, "HOME="+u.HomeDir, "USER=postgres", "LOGNAME=postgres")
+	r.uid, r.gid, r.name = uid, gid, name
+	r.env = append(r.env, "HOME="+u.HomeDir, "USER="+name, "LOGNAME="+name)
 	return r, nil
 }
 
@@ -154,7 +163,7 @@ func (r *runner) checkOwner(dataDir string) error {
 	}
 	hint := ""
 	if r.cred != nil {
-		hint = " (as root lethe runs the server as postgres)"
+		hint = " (as root lethe runs the server as " + r.name + ", " + EnvOSUser + ")"
 	}
 	return fmt.Errorf("pgembed: %s belongs to OS user %s but the server runs as %s%s; run lethe as %s, or `chown -R %s %s`",
 		dataDir, owner, r.name, hint, owner, r.name, dataDir)

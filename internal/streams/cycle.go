@@ -10,6 +10,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 // cycleLockClass is the first key of the transaction advisory lock that
@@ -19,9 +20,9 @@ const cycleLockClass = 737010
 
 // Cycle commits one cycle of a streaming query: its state ops, its pushes
 // to sink queues and its ack of the source partition, all in one
-// transaction or none. Bad input is an invalid error and an unknown or
-// retired query a not-found or conflict error, before or instead of any
-// write; a cycle that could not apply (its lease expired, say) answers
+// transaction or none. Bad input is an invalid error, an unknown or
+// retired query a not-found or conflict error and a partition that does
+// not exist a not-found error, before or instead of any write; a cycle that could not apply (its lease expired, say) answers
 // success false with the reason, as Queen does, having written nothing.
 func (s *Service) Cycle(ctx context.Context, req api.StreamCycleRequest, producerSub string) (*api.StreamCycleResponse, error) {
 	query, partition, err := parseIDs(req.QueryID, req.PartitionID)
@@ -30,6 +31,9 @@ func (s *Service) Cycle(ctx context.Context, req api.StreamCycleRequest, produce
 	}
 	writes, err := planState(req.StateOps)
 	if err != nil {
+		return nil, err
+	}
+	if err := validate.List("push_items", len(req.PushItems), validate.PushItemsMax); err != nil {
 		return nil, err
 	}
 	c := engine.StreamCycle{
@@ -63,6 +67,9 @@ func applyCycleState(ctx context.Context, tx pgx.Tx, query, partition uuid.UUID,
 		return wrap(err, "lock cycle of %s/%s", query, partition)
 	}
 	if err := checkLive(ctx, tx, query, true); err != nil {
+		return err
+	}
+	if err := checkPartition(ctx, tx, partition, true); err != nil {
 		return err
 	}
 	return w.apply(ctx, tx, query, partition, now)

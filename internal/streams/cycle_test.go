@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/lethe-mq/lethe/api"
 )
 
-// registered registers query name reading src.
+// registered registers query name reading src, which it creates.
 func registered(t *testing.T, b *bundle, name string) string {
 	t.Helper()
+	b.queue(t, "src")
 	var q api.StreamQueryResponse
 	b.must(t, http.StatusOK, http.MethodPost, "/streams/v1/queries",
 		api.StreamQueryRequest{Name: name, SourceQueue: "src", ConfigHash: "h"}, &q)
@@ -120,4 +124,62 @@ func TestFailingCycleWritesNothing(t *testing.T) {
 		t.Fatal("a cycle repeating a committed ack succeeded; exactly-once needs it refused")
 	}
 	b.must(t, http.StatusNotFound, http.MethodGet, "/api/v1/resources/queues/never-created", nil, nil)
+}
+
+// Streams refuse what names nothing: a query over a queue that does not
+// exist, and a cycle or a state read of a partition that does not exist
+// (never made, or gone with its queue), answer 404 naming the field and
+// the missing name, having written nothing. The usual order, a queue made
+// by its first push and then the query registered, works.
+func TestStreamsRefuseMissingQueuesAndPartitions(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 0)
+	var e api.Error
+	b.must(t, http.StatusNotFound, http.MethodPost, "/streams/v1/queries",
+		api.StreamQueryRequest{Name: "agg", SourceQueue: "orders", ConfigHash: "h"}, &e)
+	if e.Field != "source_queue" || !strings.Contains(e.Error, `"orders"`) {
+		t.Fatalf("a query over a missing queue: field %q error %q, want source_queue naming orders", e.Field, e.Error)
+	}
+	if n := count(t, b, `SELECT count(*) FROM lethe.stream_queries`); n != 0 {
+		t.Fatalf("the refused registration wrote %d registrations", n)
+	}
+
+	b.push(t, "orders", "p1", "m1")
+	var q api.StreamQueryResponse
+	b.must(t, http.StatusOK, http.MethodPost, "/streams/v1/queries",
+		api.StreamQueryRequest{Name: "agg", SourceQueue: "orders", ConfigHash: "h"}, &q)
+	pid := partitionID(t, b, "orders", "p1")
+
+	missing := uuid.NewString()
+	cycle := api.StreamCycleRequest{QueryID: q.QueryID, PartitionID: missing,
+		StateOps:  []api.StreamStateOp{{Type: "upsert", Key: "k", Value: json.RawMessage(`1`)}},
+		PushItems: []api.PushItem{{Queue: "sink", Payload: json.RawMessage(`1`)}}}
+	for _, c := range []struct {
+		path string
+		body any
+	}{
+		{"/streams/v1/cycle", cycle},
+		{"/streams/v1/state/get", api.StreamStateRequest{QueryID: q.QueryID, PartitionID: missing}},
+	} {
+		e = api.Error{}
+		b.must(t, http.StatusNotFound, http.MethodPost, c.path, c.body, &e)
+		if e.Field != "partition_id" || !strings.Contains(e.Error, missing) {
+			t.Errorf("%s of a missing partition: field %q error %q, want partition_id naming %s", c.path, e.Field, e.Error, missing)
+		}
+	}
+	if n := count(t, b, `SELECT count(*) FROM lethe.stream_state`); n != 0 {
+		t.Fatalf("the refused cycle wrote %d state rows", n)
+	}
+	b.must(t, http.StatusNotFound, http.MethodGet, "/api/v1/resources/queues/sink", nil, nil)
+
+	// A real partition takes the same cycle; once its queue is deleted,
+	// the partition is missing too.
+	cycle.PartitionID = pid
+	var out api.StreamCycleResponse
+	b.must(t, http.StatusOK, http.MethodPost, "/streams/v1/cycle", cycle, &out)
+	if !out.Success {
+		t.Fatalf("the cycle of partition %s failed: %s", pid, out.Error)
+	}
+	b.must(t, http.StatusOK, http.MethodDelete, "/api/v1/resources/queues/orders", nil, nil)
+	b.must(t, http.StatusNotFound, http.MethodPost, "/streams/v1/state/get", api.StreamStateRequest{QueryID: q.QueryID, PartitionID: pid}, nil)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/config"
 	"github.com/lethe-mq/lethe/internal/pgtest"
@@ -135,4 +136,23 @@ func (b *bundle) push(t *testing.T, queue, partition string, txnIDs ...string) {
 		items = append(items, map[string]any{"queue": queue, "partition": partition, "transactionId": id, "payload": map[string]int{"n": i}})
 	}
 	b.must(t, http.StatusCreated, http.MethodPost, "/api/v1/push", map[string]any{"items": items}, nil)
+}
+
+// partitionID is the id of queue/partition, made by pushing one message
+// to it (transaction id "seed", so asking again pushes nothing new).
+func partitionID(t *testing.T, b *bundle, queue, partition string) string {
+	t.Helper()
+	var res []api.PushResult
+	b.must(t, http.StatusCreated, http.MethodPost, "/api/v1/push", map[string]any{"items": []map[string]any{
+		{"queue": queue, "partition": partition, "transactionId": "seed", "payload": 0}}}, &res)
+	if len(res) != 1 || res[0].PartitionID == "" {
+		t.Fatalf("push to %s/%s answered %+v, want one result with its partition_id", queue, partition, res)
+	}
+	return res[0].PartitionID
+}
+
+// queue creates queue (a configure that names no option).
+func (b *bundle) queue(t *testing.T, queue string) {
+	t.Helper()
+	b.must(t, http.StatusOK, http.MethodPost, "/api/v1/configure", map[string]any{"queue": queue}, nil)
 }

@@ -40,6 +40,27 @@ func checkLive(ctx context.Context, q queryer, id uuid.UUID, lock bool) error {
 	return nil
 }
 
+// checkPartition answers not found, naming partition_id, unless the
+// source partition exists. lock takes its row FOR KEY SHARE, so a cycle's
+// partition is not deleted before the cycle commits (appends, which only
+// update the row, do not wait for it).
+func checkPartition(ctx context.Context, q queryer, id uuid.UUID, lock bool) error {
+	sql := `SELECT true FROM lethe.partitions WHERE id = $1`
+	if lock {
+		sql += ` FOR KEY SHARE`
+	}
+	var found bool
+	err := q.QueryRow(ctx, sql, id).Scan(&found)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return apierr.Field(apierr.NotFound, "partition_id", "partition %s does not exist; "+
+			"partition_id must be the partitionId of a message popped from the query's source queue", id)
+	case err != nil:
+		return fmt.Errorf("streams: look up partition %s: %w", id, err)
+	}
+	return nil
+}
+
 // parseIDs parses a request's query and partition ids.
 func parseIDs(queryID, partitionID string) (uuid.UUID, uuid.UUID, error) {
 	q, err := uuid.Parse(queryID)

@@ -40,7 +40,7 @@ func TestResetQueryStateIsPurgedInBoundedAuditedSteps(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 2)
 	old := registered(t, b, "q")
-	p := "00000000-0000-0000-0000-000000000001"
+	p := partitionID(t, b, "src", "p1")
 	writeState(t, b, old, p, map[string]string{"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"})
 	var reset api.StreamQueryResponse
 	b.must(t, http.StatusOK, http.MethodPost, "/streams/v1/queries",
@@ -79,7 +79,7 @@ func TestRemovedQueryStateIsPurged(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 0)
 	query := registered(t, b, "q")
-	p := "00000000-0000-0000-0000-000000000001"
+	p := partitionID(t, b, "src", "p1")
 	writeState(t, b, query, p, map[string]string{"a": "1", "b": "2"})
 	var removed api.StreamQueryRemoved
 	b.must(t, http.StatusOK, http.MethodDelete, "/streams/v1/queries/q", nil, &removed)
@@ -112,7 +112,7 @@ func TestIdleStateKeysArePurgedOnTheInjectedClock(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 0)
 	query := registered(t, b, "q")
-	p := "00000000-0000-0000-0000-000000000001"
+	p := partitionID(t, b, "src", "p1")
 	writeState(t, b, query, p, map[string]string{"idle": "1", "busy": "1"})
 	b.clk.Set(t0.AddDate(0, 0, 20))
 	writeState(t, b, query, p, map[string]string{"busy": "2"})

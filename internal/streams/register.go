@@ -21,12 +21,19 @@ type liveQuery struct {
 	configHash string
 }
 
-// Register registers a streaming query, idempotently: a name not
+// ResetGuard answers an error (forbidden, saying what to send) when the
+// caller may not reset the live registration of query name, which drops
+// its state; a nil ResetGuard lets every reset through.
+type ResetGuard func(name string) error
+
+// Register registers a streaming query over an existing source queue
+// (else not found), idempotently: a name not
 // registered is inserted (fresh); the same config hash keeps the
 // registration and its state; a different one is refused (conflict) unless
 // req.Reset, which retires the old registration (its state is purged by
-// the retention loop) and registers the name afresh under a new id.
-func (s *Service) Register(ctx context.Context, req api.StreamQueryRequest) (*api.StreamQueryResponse, error) {
+// the retention loop) and registers the name afresh under a new id, once
+// mayReset lets it.
+func (s *Service) Register(ctx context.Context, req api.StreamQueryRequest, mayReset ResetGuard) (*api.StreamQueryResponse, error) {
 	if err := checkRegistration(req); err != nil {
 		return nil, err
 	}
@@ -36,7 +43,7 @@ func (s *Service) Register(ctx context.Context, req api.StreamQueryRequest) (*ap
 		var out *api.StreamQueryResponse
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var err error
-			out, err = s.register(ctx, tx, req, s.clock.Now())
+			out, err = s.register(ctx, tx, req, mayReset, s.clock.Now())
 			return err
 		})
 		var pgErr *pgconn.PgError
@@ -63,8 +70,11 @@ func checkRegistration(req api.StreamQueryRequest) error {
 	return validate.RequiredID("config_hash", req.ConfigHash)
 }
 
-func (s *Service) register(ctx context.Context, tx pgx.Tx, req api.StreamQueryRequest, now time.Time) (*api.StreamQueryResponse, error) {
+func (s *Service) register(ctx context.Context, tx pgx.Tx, req api.StreamQueryRequest, mayReset ResetGuard, now time.Time) (*api.StreamQueryResponse, error) {
 	out := &api.StreamQueryResponse{Success: true, Name: req.Name, ConfigHash: req.ConfigHash}
+	if err := checkSourceQueue(ctx, tx, req.SourceQueue); err != nil {
+		return nil, err
+	}
 	old, found, err := lockLive(ctx, tx, req.Name)
 	if err != nil {
 		return nil, err
@@ -79,6 +89,11 @@ func (s *Service) register(ctx context.Context, tx pgx.Tx, req api.StreamQueryRe
 		return nil, apierr.New(apierr.Conflict, "config_hash mismatch: operator chain changed for queryId '%s'. "+
 			"Pass reset:true to wipe existing state, or use a new queryId.", req.Name)
 	case found:
+		if mayReset != nil {
+			if err := mayReset(req.Name); err != nil {
+				return nil, err
+			}
+		}
 		if err := retire(ctx, tx, old.id, "reset", now); err != nil {
 			return nil, err
 		}
@@ -91,6 +106,22 @@ func (s *Service) register(ctx context.Context, tx pgx.Tx, req api.StreamQueryRe
 	_, err = tx.Exec(ctx, `INSERT INTO lethe.stream_queries (id, name, source_queue, sink_queue, config_hash, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6)`, id, req.Name, req.SourceQueue, nullable(req.SinkQueue), req.ConfigHash, now)
 	return out, wrap(err, "register query %s", req.Name)
+}
+
+// checkSourceQueue answers not found, naming source_queue, unless the
+// queue exists: a query over a misspelt queue would otherwise wait for
+// messages that never come.
+func checkSourceQueue(ctx context.Context, tx pgx.Tx, queue string) error {
+	var found bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM lethe.queues WHERE name = $1)`, queue).Scan(&found)
+	switch {
+	case err != nil:
+		return wrap(err, "look up queue %s", queue)
+	case !found:
+		return apierr.Field(apierr.NotFound, "source_queue", "source_queue %q does not exist; create it "+
+			"(POST /api/v1/configure, or a first push) before registering a query over it", queue)
+	}
+	return nil
 }
 
 // lockLive locks the live registration of name, if any: cycles of the

@@ -14,7 +14,8 @@ import (
 // State reads the state of one (query, partition), in key order, filtered
 // by every filter given: the keys named, a key prefix (a plain prefix, no
 // pattern), values whose numeric windowEnd is at or before
-// ripe_at_or_before. A key nobody wrote is simply absent.
+// ripe_at_or_before. A key nobody wrote is simply absent; a partition
+// that does not exist is not found.
 func (s *Service) State(ctx context.Context, req api.StreamStateRequest) (*api.StreamStateResponse, error) {
 	query, partition, err := parseIDs(req.QueryID, req.PartitionID)
 	if err != nil {
@@ -25,6 +26,9 @@ func (s *Service) State(ctx context.Context, req api.StreamStateRequest) (*api.S
 		return nil, err
 	}
 	if err := checkLive(ctx, s.pool, query, false); err != nil {
+		return nil, err
+	}
+	if err := checkPartition(ctx, s.pool, partition, false); err != nil {
 		return nil, err
 	}
 	keys := req.Keys
@@ -70,8 +74,8 @@ func (s *Service) State(ctx context.Context, req api.StreamStateRequest) (*api.S
 // checkStateFilters checks a read's filters and answers ripe_at_or_before
 // as SQL numeric text (nil when absent).
 func checkStateFilters(req api.StreamStateRequest) (*string, error) {
-	if len(req.Keys) > MaxStateKeys {
-		return nil, apierr.Field(apierr.Invalid, "keys", "keys names %d keys; the limit is %d", len(req.Keys), MaxStateKeys)
+	if err := validate.List("keys", len(req.Keys), validate.StateKeysMax); err != nil {
+		return nil, err
 	}
 	for i, k := range req.Keys {
 		if err := validate.StateKey(fmt.Sprintf("keys[%d]", i), k); err != nil {

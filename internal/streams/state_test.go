@@ -46,7 +46,7 @@ func TestStateReadsFilterByKeysPrefixAndRipeness(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 0)
 	query := registered(t, b, "windows")
-	p1, p2 := "00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002"
+	p1, p2 := partitionID(t, b, "src", "p1"), partitionID(t, b, "src", "p2")
 	writeState(t, b, query, p1, map[string]string{
 		"tumb\x1fw1": `{"windowEnd": 1000, "acc": 1}`,
 		"tumb\x1fw2": `{"windowEnd": 2000.5, "acc": 2}`,
@@ -92,7 +92,7 @@ func TestStateReadOverItsBoundIsRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 0)
 	query := registered(t, b, "big")
-	p := "00000000-0000-0000-0000-000000000001"
+	p := partitionID(t, b, "src", "p1")
 	value := `{"v":"` + strings.Repeat("x", 50) + `"}` // 58 bytes
 	writeState(t, b, query, p, map[string]string{"a": value, "b": value, "c": value})
 	if all := keysOf(t, b, api.StreamStateRequest{QueryID: query, PartitionID: p}); len(all) != 3 {

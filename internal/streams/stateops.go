@@ -25,8 +25,8 @@ type stateWrites struct {
 // concurrent cycles lock rows in one order.
 func planState(ops []api.StreamStateOp) (stateWrites, error) {
 	var w stateWrites
-	if len(ops) > MaxStateOps {
-		return w, apierr.Field(apierr.Invalid, "state_ops", "state_ops holds %d ops; the limit is %d", len(ops), MaxStateOps)
+	if err := validate.List("state_ops", len(ops), validate.StateOpsMax); err != nil {
+		return w, err
 	}
 	last := map[string]int{}
 	for i, op := range ops {

@@ -21,10 +21,6 @@ const (
 	// StateIdleDaysDefault is how long a state key may go unwritten before
 	// it is purged (STREAMS_STATE_IDLE_DAYS).
 	StateIdleDaysDefault = 30
-	// MaxStateOps bounds the state writes of one cycle.
-	MaxStateOps = 10_000
-	// MaxStateKeys bounds the keys one state read names.
-	MaxStateKeys = 10_000
 )
 
 // Config wires a Service. Engine is required.

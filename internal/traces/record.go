@@ -85,8 +85,8 @@ func traceNames(raw json.RawMessage) ([]string, error) {
 	} else if err := json.Unmarshal(raw, &names); err != nil {
 		return nil, apierr.Field(apierr.Invalid, "traceNames", "traceNames must be a name or an array of names")
 	}
-	if len(names) > MaxNames {
-		return nil, apierr.Field(apierr.Invalid, "traceNames", "traceNames holds %d names; the limit is %d", len(names), MaxNames)
+	if err := validate.List("traceNames", len(names), validate.TraceNamesMax); err != nil {
+		return nil, err
 	}
 	for i, n := range names {
 		if err := validate.Name(fmt.Sprintf("traceNames[%d]", i), n); err != nil {

@@ -19,8 +19,6 @@ const (
 	// RetentionDaysDefault is how long a trace is kept
 	// (TRACES_RETENTION_DAYS).
 	RetentionDaysDefault = 7
-	// MaxNames bounds the names of one trace.
-	MaxNames = 100
 	// MaxPerMessage bounds the traces one message's read returns (oldest
 	// first).
 	MaxPerMessage = 10_000

@@ -1,6 +1,7 @@
 // Package validate holds lethe's rules for input, applied once at the edge:
 // names (queues, partitions, consumer groups, namespaces, tasks and ids),
-// JSON that PostgreSQL can store, and push items. The HTTP layer, the
+// JSON that PostgreSQL can store, push items, and the bounds of the lists a
+// request holds. The HTTP layer, the
 // engine's push path and maintenance-mode buffering all call it, so a value
 // is accepted or refused the same way on every route.
 package validate

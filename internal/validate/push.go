@@ -9,7 +9,7 @@ import (
 
 // PushLimits are the configured bounds of one push.
 type PushLimits struct {
-	MaxItems        int // items in one request
+	MaxItems        int // items in one request (PushItemsMax unless a test sets it)
 	MaxPayloadBytes int // MAX_PAYLOAD_BYTES
 }
 
@@ -20,8 +20,8 @@ type PushLimits struct {
 // empty push with 201 and []). Field names in errors are formatted only for
 // the item at fault.
 func PushItems(items []api.PushItem, lim PushLimits, payloadsChecked bool) error {
-	if len(items) > lim.MaxItems {
-		return apierr.Field(apierr.Invalid, "items", "%d items in one push; the limit is %d", len(items), lim.MaxItems)
+	if err := List("items", len(items), lim.MaxItems); err != nil {
+		return err
 	}
 	for i := range items {
 		if err := pushItem(i, &items[i], lim, payloadsChecked); err != nil {
