@@ -32,6 +32,9 @@ RUN mkdir -p /etc/postgresql-common/createcluster.d \
  && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --uid 10001 --user-group --home-dir /var/lib/lethe --create-home --shell /usr/sbin/nologin lethe
 COPY --from=build /out/lethe /usr/local/bin/lethe
+# HOST=0.0.0.0 serves the container's port only with credentials
+# (LETHE_AUTH_TOKEN, LETHE_OPERATOR_TOKEN, JWT_ENABLED) or LETHE_AUTH=none;
+# without either lethe stops at start and says what to set.
 ENV LETHE_DATA_DIR=/var/lib/lethe \
     HOST=0.0.0.0 \
     PORT=6632

@@ -7,6 +7,12 @@ type Health struct {
 	Engine        string `json:"engine"`
 	Version       string `json:"version"`
 	UptimeSeconds int64  `json:"uptimeSeconds"`
+	// Auth is how callers are admitted: "credentials" (a token or a JWT),
+	// "loopback-only" (none configured, so lethe serves loopback only) or
+	// "none" (LETHE_AUTH=none: every caller, on any address, is an
+	// operator), which Warning then says.
+	Auth    string `json:"auth"`
+	Warning string `json:"warning,omitempty"`
 }
 
 // Ready answers GET /ready, the readiness probe: 200 when the database

@@ -94,6 +94,9 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 			return nil, fmt.Errorf("listen on %s:%d: %w (is another lethe running? set PORT)", cfg.Host, cfg.Port, err)
 		}
 	}
+	if err := cfg.CheckExposure(a.Listener.Addr()); err != nil {
+		return nil, err
+	}
 	if err := a.openDatabase(ctx); err != nil {
 		return nil, err
 	}
@@ -172,7 +175,14 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 			log.Error("HTTP server stopped", "error", err)
 		}
 	}()
-	log.Info("lethe listening", "addr", a.Listener.Addr().String(), "version", version.String())
+	log.Info("lethe listening", "addr", a.Listener.Addr().String(), "version", version.String(), "auth", authn.Posture())
+	switch authn.Posture() {
+	case auth.PostureNone:
+		log.Warn(httpapi.AuthNoneWarning, "addr", a.Listener.Addr().String())
+	case auth.PostureLoopback:
+		log.Warn("no credentials configured: serving loopback only, where every local caller is an operator; "+
+			"set LETHE_AUTH_TOKEN and LETHE_OPERATOR_TOKEN (or JWT_ENABLED) to serve other hosts", "addr", a.Listener.Addr().String())
+	}
 	ok = true
 	return a, nil
 }
@@ -180,7 +190,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger, opts Option
 // authenticator builds the credentials check: static tokens, and JWTs
 // judged by the replica's clock.
 func (a *App) authenticator(cfg config.Server) (*auth.Authenticator, error) {
-	ac := auth.Config{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken}
+	ac := auth.Config{Token: cfg.AuthToken, OperatorToken: cfg.OperatorToken, None: cfg.AuthNone}
 	if cfg.JWT != nil {
 		j := *cfg.JWT
 		j.Now = a.Clock.Now

@@ -204,3 +204,21 @@ func TestBusyPortFailsBeforeEmbeddedStart(t *testing.T) {
 		t.Fatalf("data folder made before the port was checked (stat: %v)", err)
 	}
 }
+
+// Without credentials a replica refuses to listen off loopback, before it
+// touches a database, and says what to set.
+func TestNoCredentialsRefusesToListenOffLoopback(t *testing.T) {
+	t.Parallel()
+	cfg := config.Server{Host: "0.0.0.0", Port: 0, DatabaseURL: "postgres://nobody@127.0.0.1:1/none"}
+	_, err := Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{})
+	if err == nil || !strings.Contains(err.Error(), "LETHE_AUTH=none") || !strings.Contains(err.Error(), "LETHE_OPERATOR_TOKEN") {
+		t.Fatalf("Start on 0.0.0.0 without credentials: %v, want a refusal naming what to set", err)
+	}
+	// With LETHE_AUTH=none the same address is accepted (and fails later,
+	// at the database, which does not exist).
+	cfg.AuthNone = true
+	_, err = Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{})
+	if err == nil || strings.Contains(err.Error(), "LETHE_AUTH=none") {
+		t.Fatalf("Start on 0.0.0.0 with LETHE_AUTH=none: %v, want it past the exposure check", err)
+	}
+}

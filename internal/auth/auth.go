@@ -4,7 +4,9 @@
 // delete or skip data), or a JWT as Queen accepts it (JWT_ENABLED: HS256
 // with JWT_SECRET, RS256 or EdDSA with JWT_PUBLIC_KEY or JWT_JWKS_URL),
 // whose role claim maps onto lethe's roles. With no token and no JWT
-// configured, authentication is off and every caller is an operator.
+// configured, authentication is off and every caller is an operator: lethe
+// then serves loopback only (Posture "loopback-only"), unless LETHE_AUTH=none
+// opens it on purpose (Posture "none").
 package auth
 
 import (
@@ -62,6 +64,27 @@ type Config struct {
 	OperatorToken string // LETHE_OPERATOR_TOKEN: everything
 	// JWT, when not nil, also accepts JWTs.
 	JWT *JWTConfig
+	// None records LETHE_AUTH=none: no credentials on purpose, on any
+	// address. It changes no check, only what Posture says.
+	None bool
+}
+
+// The postures Posture answers.
+const (
+	PostureCredentials = "credentials"   // every call but public ones shows a credential
+	PostureLoopback    = "loopback-only" // no credentials; served on loopback only
+	PostureNone        = "none"          // no credentials on any address (LETHE_AUTH=none)
+)
+
+// Posture says how callers are admitted, for /health and the start-up log.
+func (a *Authenticator) Posture() string {
+	switch {
+	case a.On():
+		return PostureCredentials
+	case a != nil && a.cfg.None:
+		return PostureNone
+	}
+	return PostureLoopback
 }
 
 // Authenticator checks requests' credentials against the route's role.

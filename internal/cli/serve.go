@@ -65,7 +65,7 @@ folder: a second one is refused.`,
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 6632, "HTTP port (PORT)")
-	cmd.Flags().StringVar(&host, "host", "0.0.0.0", "address to listen on (HOST)")
+	cmd.Flags().StringVar(&host, "host", "", "address to listen on (HOST; unset: 0.0.0.0 with credentials or LETHE_AUTH=none, else 127.0.0.1)")
 	cmd.Flags().StringVar(&dataDir, "data-dir", "./lethe-data", "folder for the embedded PostgreSQL and the maintenance buffer (LETHE_DATA_DIR)")
 	cmd.Flags().StringVar(&dbURL, "database-url", "", "PostgreSQL to use instead of the embedded one (DATABASE_URL)")
 	return cmd

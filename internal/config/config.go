@@ -32,8 +32,12 @@ type Server struct {
 	PopMaxBytes     int64  // POP_MAX_BYTES
 	AuthToken       string // LETHE_AUTH_TOKEN
 	OperatorToken   string // LETHE_OPERATOR_TOKEN
-	MaxLongPolls    int    // LETHE_MAX_LONG_POLLS: pops with wait=true in progress at once (1000)
-	MaxBodies       int64  // LETHE_MAX_BODY_BYTES_IN_FLIGHT: request bodies held at once
+	// AuthNone is LETHE_AUTH=none: no authentication on any address.
+	// Otherwise (protected) a replica without credentials serves loopback
+	// only.
+	AuthNone     bool
+	MaxLongPolls int   // LETHE_MAX_LONG_POLLS: pops with wait=true in progress at once (1000)
+	MaxBodies    int64 // LETHE_MAX_BODY_BYTES_IN_FLIGHT: request bodies held at once
 	// BodyWait is how long a request waits for room under MaxBodies
 	// before answering 503; zero is 10 s. Set in code only (tests).
 	BodyWait time.Duration
@@ -141,6 +145,10 @@ func fromLookup(lookup func(string) (string, bool)) (Server, error) {
 			r.errs = append(r.errs, err.Error())
 		}
 	}
+	c.AuthNone = r.text(varAuthMode) == "none"
+	if !r.isSet(varHost) {
+		c.Host = DefaultHost(c.Credentials(), c.AuthNone)
+	}
 	if c.DatabaseURL == "" && r.isSet(varPGHost) {
 		c.DatabaseURL = pgURLFromParts(r)
 	}
@@ -179,6 +187,10 @@ func (c Server) Validate() error {
 			return fmt.Errorf("configuration: %s", v.spec.complaint(fmt.Sprint(v.n)))
 		}
 	}
+	if c.AuthNone && c.Credentials() {
+		return fmt.Errorf("configuration: LETHE_AUTH=none turns authentication off, but credentials are configured " +
+			"(LETHE_AUTH_TOKEN, LETHE_OPERATOR_TOKEN or JWT_ENABLED): unset one or the other")
+	}
 	if c.PGListen != "" && !validListen(c.PGListen) {
 		return fmt.Errorf("configuration: LETHE_PG_LISTEN must be host:port (for example 127.0.0.1:5433), got %q", c.PGListen)
 	}
@@ -188,12 +200,57 @@ func (c Server) Validate() error {
 	for _, v := range []struct {
 		spec  spec
 		value string
-	}{{varLogLevel, c.LogLevel}, {varLogFormat, c.LogFormat}} {
+	}{{varLogLevel, c.LogLevel}, {varLogFormat, c.LogFormat}, {varAuthMode, c.authMode()}} {
 		if !slices.Contains(v.spec.choices, v.value) {
 			return fmt.Errorf("configuration: %s", v.spec.complaint(v.value))
 		}
 	}
 	return nil
+}
+
+// authMode is LETHE_AUTH as the environment spells it.
+func (c Server) authMode() string {
+	if c.AuthNone {
+		return "none"
+	}
+	return "protected"
+}
+
+// Credentials reports whether any credential is configured: a static
+// token or JWTs.
+func (c Server) Credentials() bool {
+	return c.AuthToken != "" || c.OperatorToken != "" || c.JWT != nil
+}
+
+// DefaultHost is HOST when it is not set: every address when callers must
+// show a credential or LETHE_AUTH=none says none is needed, else loopback.
+func DefaultHost(credentials, authNone bool) string {
+	if credentials || authNone {
+		return "0.0.0.0"
+	}
+	return "127.0.0.1"
+}
+
+// CheckExposure refuses to serve every caller as an operator off loopback:
+// with no credentials configured and LETHE_AUTH not none, lethe listens on
+// loopback addresses only. addr is the address the listener got.
+func (c Server) CheckExposure(addr net.Addr) error {
+	if c.Credentials() || c.AuthNone {
+		return nil
+	}
+	if IsLoopback(addr) {
+		return nil
+	}
+	return fmt.Errorf("configuration: lethe would listen on %s with no credentials configured, serving every caller "+
+		"as an operator (who can delete data); set LETHE_AUTH_TOKEN and LETHE_OPERATOR_TOKEN (or JWT_ENABLED), "+
+		"or listen on loopback (HOST=127.0.0.1), or set LETHE_AUTH=none to serve without authentication on purpose", addr)
+}
+
+// IsLoopback reports whether addr is a TCP address on a loopback
+// interface (127.0.0.0/8 or ::1); a wildcard address is not.
+func IsLoopback(addr net.Addr) bool {
+	a, ok := addr.(*net.TCPAddr)
+	return ok && a.IP != nil && a.IP.IsLoopback()
 }
 
 // validListen accepts host:port with a port from 1 to 65535.

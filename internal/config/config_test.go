@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestDefaults(t *testing.T) {
 	}
 	r := c.Retention
 	// The packages' own defaults (for a zero Config) are the environment's.
-	if c.Port != 6632 || c.Host != "0.0.0.0" || c.PoolSize != 40 || c.LogLevel != "info" || c.DataDir != "./lethe-data" ||
+	if c.Port != 6632 || c.Host != "127.0.0.1" || c.AuthNone || c.PoolSize != 40 || c.LogLevel != "info" || c.DataDir != "./lethe-data" ||
 		c.MaxPayloadBytes != engine.MaxPayloadBytesDefault || c.DatabaseURL != "" {
 		t.Fatalf("server defaults = %+v", c)
 	}
@@ -217,5 +218,62 @@ func TestEmbeddedPostgresOSUser(t *testing.T) {
 	}
 	if c, err := fromLookup(env{"LETHE_PG_OS_USER": "svc-pg"}.lookup); err != nil || c.PGOSUser != "svc-pg" {
 		t.Errorf("LETHE_PG_OS_USER=svc-pg: %q, %v", c.PGOSUser, err)
+	}
+}
+
+func TestProtectedByDefault(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		env  env
+		host string
+		none bool
+	}{
+		{"no credentials: loopback", env{}, "127.0.0.1", false},
+		{"a token: every address", env{"LETHE_AUTH_TOKEN": "t"}, "0.0.0.0", false},
+		{"an operator token: every address", env{"LETHE_OPERATOR_TOKEN": "o"}, "0.0.0.0", false},
+		{"JWTs: every address", env{"JWT_ENABLED": "true", "JWT_SECRET": "s"}, "0.0.0.0", false},
+		{"auth none: every address", env{"LETHE_AUTH": "none"}, "0.0.0.0", true},
+		{"HOST set is kept", env{"HOST": "10.1.2.3", "LETHE_AUTH_TOKEN": "t"}, "10.1.2.3", false},
+	} {
+		c, err := fromLookup(tc.env.lookup)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if c.Host != tc.host || c.AuthNone != tc.none {
+			t.Errorf("%s: HOST %q, AuthNone %v; want %q, %v", tc.name, c.Host, c.AuthNone, tc.host, tc.none)
+		}
+	}
+	if _, err := fromLookup(env{"LETHE_AUTH": "off"}.lookup); err == nil || !strings.Contains(err.Error(), "LETHE_AUTH") {
+		t.Errorf("LETHE_AUTH=off: %v, want an error naming LETHE_AUTH", err)
+	}
+	if _, err := fromLookup(env{"LETHE_AUTH": "none", "LETHE_AUTH_TOKEN": "t"}.lookup); err == nil ||
+		!strings.Contains(err.Error(), "unset one or the other") {
+		t.Errorf("LETHE_AUTH=none with a token: %v, want a refusal", err)
+	}
+}
+
+func TestCheckExposure(t *testing.T) {
+	t.Parallel()
+	lo := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6632}
+	lo6 := &net.TCPAddr{IP: net.IPv6loopback, Port: 6632}
+	any4 := &net.TCPAddr{IP: net.IPv4zero, Port: 6632}
+	lan := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 6632}
+	open := Server{}
+	for _, a := range []net.Addr{lo, lo6} {
+		if err := open.CheckExposure(a); err != nil {
+			t.Errorf("no credentials on %s: %v", a, err)
+		}
+	}
+	for _, a := range []net.Addr{any4, lan} {
+		err := open.CheckExposure(a)
+		if err == nil || !strings.Contains(err.Error(), "LETHE_AUTH=none") || !strings.Contains(err.Error(), "LETHE_OPERATOR_TOKEN") {
+			t.Errorf("no credentials on %s: %v, want a refusal saying what to set", a, err)
+		}
+	}
+	for _, c := range []Server{{AuthToken: "t"}, {OperatorToken: "o"}, {AuthNone: true}} {
+		if err := c.CheckExposure(any4); err != nil {
+			t.Errorf("%+v on %s: %v", c, any4, err)
+		}
 	}
 }

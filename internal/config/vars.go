@@ -46,7 +46,7 @@ var migrationLock int64 = 737000
 // The variables, in the README's order.
 var (
 	varPort         = spec{name: "PORT", kind: whole, def: "6632", min: 0, max: 65535, meaning: "HTTP port of the API (0: any free port)"}
-	varHost         = spec{name: "HOST", kind: text, def: "0.0.0.0", meaning: "address the HTTP API listens on"}
+	varHost         = spec{name: "HOST", kind: text, meaning: "address the HTTP API listens on; unset, every address (`0.0.0.0`) when credentials are configured or `LETHE_AUTH=none`, else loopback only (`127.0.0.1`)"}
 	varDatabaseURL  = spec{name: "DATABASE_URL", kind: text, meaning: "PostgreSQL to use; without it (and without `PG_HOST`) lethe starts an embedded one"}
 	varPGHost       = spec{name: "PG_HOST", kind: text, meaning: "Queen's way to name the database: when set (and `DATABASE_URL` is not), lethe connects to `PG_HOST` with the four below"}
 	varPGPort       = spec{name: "PG_PORT", kind: whole, def: "5432", min: 1, max: 65535, meaning: "with `PG_HOST`"}
@@ -65,10 +65,11 @@ var (
 	varPopMaxBytes  = spec{name: "POP_MAX_BYTES", kind: whole, def: "16777216", min: 64 << 10, max: 1 << 30, unit: "bytes", meaning: "payload bytes of one pop's answer: a pop stops adding messages once theirs reach this (the first always comes, however large), which bounds what one pop reads and holds; the rest stays for the next pop"}
 	varAuthToken    = spec{name: "LETHE_AUTH_TOKEN", kind: text, meaning: "the token of producers and consumers (lethe's write role, which includes read); when it, `LETHE_OPERATOR_TOKEN` or `JWT_ENABLED` is set, every call but health and metrics needs `Authorization: Bearer <token>`"}
 	varOperator     = spec{name: "LETHE_OPERATOR_TOKEN", kind: text, meaning: "the operator's token: everything, including what deletes or skips data, which needs it (or an admin JWT) when auth is on (see [docs/api.md](docs/api.md#roles))"}
+	varAuthMode     = spec{name: "LETHE_AUTH", kind: text, def: "protected", choices: []string{"protected", "none"}, meaning: "`protected`: with no credentials configured (no token, no JWT) lethe serves loopback only and refuses to listen on other addresses; `none`: serve without authentication on any address, every caller an operator (the start-up log and `/health` say so)"}
 	varEncKey       = spec{name: "QUEEN_ENCRYPTION_KEY", kind: text, meaning: "64 hexadecimal characters (an AES-256 key): seals the payloads of queues with `encryptionEnabled`; without it such queues refuse pushes and pops (see [docs/api.md](docs/api.md#encryption-at-rest))"}
 	varEncPrevious  = spec{name: "QUEEN_ENCRYPTION_KEY_PREVIOUS", kind: text, meaning: "older keys, comma-separated, that still open what they sealed (key rotation); they seal nothing"}
 	varMaxLongPolls = spec{name: "LETHE_MAX_LONG_POLLS", kind: whole, def: "1000", min: 1, max: 1_000_000, unit: "requests", meaning: "pops with `wait=true` waiting at once on one replica; beyond it such a pop answers 503 with `Retry-After`"}
-	varMaxBodies    = spec{name: "LETHE_MAX_BODY_BYTES_IN_FLIGHT", kind: whole, def: "134217728", min: 1 << 20, max: 64 << 30, unit: "bytes", meaning: "request bodies one replica holds at once, by their declared length (a body and what is decoded from it live until its answer is written); a request that finds no room waits up to 10 s, then answers 503 with `Retry-After`; one larger than this bound takes all of it"}
+	varMaxBodies    = spec{name: "LETHE_MAX_BODY_BYTES_IN_FLIGHT", kind: whole, def: "134217728", min: 1 << 20, max: 64 << 30, unit: "bytes", meaning: "request bodies one replica holds at once, charged after the caller's credential is checked, for the buffer each body is read into as its bytes arrive (at most four times what it has sent); a request that finds no room waits up to 10 s, then answers 503 with `Retry-After`; one larger than its share takes all of it; the last eighth is kept for operator requests"}
 	varPprof        = spec{name: "LETHE_PPROF_ADDR", kind: text, readBy: "lethe serve", meaning: "when set (e.g. `127.0.0.1:6060`), `lethe serve` serves Go's profiler there"}
 	varGOGC         = spec{name: "GOGC", kind: text, def: "400", readBy: "lethe serve", meaning: "Go's collector target; `lethe serve` sets 400 unless `GOGC` is set"}
 	varGOMEMLIMIT   = spec{name: "GOMEMLIMIT", kind: text, def: "72MiB", readBy: "lethe serve", meaning: "Go's soft memory limit; `lethe serve` sets 72 MiB unless `GOMEMLIMIT` is set: near it the collector runs sooner than `GOGC` says (at most half the CPU), which keeps a replica's RSS under 96 MiB (the runtime's own pages and the binary come on top of the limit); raise it for a replica that holds many long polls (25 KiB each) or large batches"}
@@ -116,7 +117,7 @@ var (
 var specs = []spec{
 	varPort, varHost, varDatabaseURL, varPGHost, varPGPort, varPGUser, varPGPassword, varPGDB,
 	varDataDir, varDBWait, varPGBinDir, varPGOSUser, varPGListen, varPoolSize, varLogLevel, varLogFormat, varMaxPayload, varPopMaxBytes,
-	varAuthToken, varOperator, varEncKey, varEncPrevious, varMaxLongPolls, varMaxBodies,
+	varAuthToken, varOperator, varAuthMode, varEncKey, varEncPrevious, varMaxLongPolls, varMaxBodies,
 	varJWTEnabled, varJWTAlgorithm, varJWTSecret, varJWTPublicKey, varJWTJWKSURL, varJWTIssuer, varJWTAudience,
 	varJWTSkew, varJWTRequireExp, varJWKSRefresh, varJWKSTimeout, varJWTRoleClaim, varJWTRolesClaim, varJWTRoleAdmin, varJWTRoleWrite, varJWTRoleRead,
 	varRetentionEnabled, varInterval, varBatchSize, varMaxBusy, varLockID,

@@ -6,19 +6,31 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/validate"
 )
 
-// readBody reads the whole request body within the size limit.
+// readBody reads the whole request body within the size limit, charging
+// the buffer it grows to against the bound on bodies in flight (bodygate.go).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), min(r.ContentLength, s.maxBody, presizeMax))
+	var charge func(int64) error
+	if c := chargeOf(r); c != nil {
+		charge = c.take
+	}
+	body, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), min(r.ContentLength, s.maxBody), charge)
 	var maxErr *http.MaxBytesError
+	var gateErr *apierr.Error
 	switch {
 	case errors.As(err, &maxErr):
 		return nil, apierr.New(apierr.TooLarge, "request body is larger than %d bytes", maxErr.Limit)
+	case errors.As(err, &gateErr):
+		return nil, err
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, apierr.New(apierr.Invalid, "reading the request body timed out: a body must keep arriving (at most %s without a byte, %s in all); send it at once",
+			s.timeouts.BodyIdle, s.timeouts.BodyRead)
 	case err != nil:
 		return nil, apierr.New(apierr.Invalid, "reading the request body failed: %s", err.Error())
 	case len(bytes.TrimSpace(body)) == 0:
@@ -27,21 +39,36 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return body, nil
 }
 
-// presizeMax bounds what a request's declared length makes readBody
-// allocate before its bytes arrive, so that idle clients declaring large
-// bodies cannot hold the server's memory; a larger body grows from there.
-const presizeMax = 1 << 20
+// The buffer readAll reads a body into: it starts at presizeFirst (or
+// the declared length, when smaller; presizeUnknown without one) and, as
+// it fills, grows to four times its size (without a declared length:
+// twice), capped at the declared length. So what a request holds is at
+// most four times what it has sent (and presizeFirst at first), and a
+// body of up to presizeFirst is copied into it once, a larger one a few
+// times, never io.ReadAll's dozen.
+const (
+	presizeFirst    = 64 << 10
+	presizeUnknown  = 4 << 10
+	growDeclared    = 4
+	growNotDeclared = 2
+)
 
-// readAll is io.ReadAll into one buffer of the size the request declared
-// (Content-Length, capped), where io.ReadAll would grow one from 512
-// bytes, copying a push of 100 KiB about eight times over: a pushed payload
-// is copied once after the request body (store.Batch.AddMessage). Without a
-// declared size it is io.ReadAll.
-func readAll(r io.Reader, declared int64) ([]byte, error) {
-	if declared <= 0 {
-		return io.ReadAll(r)
+// readAll is io.ReadAll into a buffer sized from the length the request
+// declared (Content-Length; <= 0 is none), where io.ReadAll would grow one
+// from 512 bytes, copying a push of 100 KiB about eight times over.
+// charge, when not nil, is called with each growth of the buffer before
+// it is made; its error ends the read.
+func readAll(r io.Reader, declared int64, charge func(int64) error) ([]byte, error) {
+	first, factor := int64(presizeUnknown), int64(growNotDeclared)
+	if declared > 0 {
+		first, factor = min(declared+1, presizeFirst), growDeclared // +1: the read that meets EOF needs room
 	}
-	b := make([]byte, 0, declared+1) // +1: the read that meets EOF needs room
+	if charge != nil {
+		if err := charge(first); err != nil {
+			return nil, err
+		}
+	}
+	b := make([]byte, 0, first)
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
@@ -51,8 +78,19 @@ func readAll(r io.Reader, declared int64) ([]byte, error) {
 		if err != nil {
 			return b, err
 		}
-		if len(b) == cap(b) { // a body longer than the presize cap
-			b = append(b, 0)[:len(b)]
+		if len(b) == cap(b) {
+			size := int64(cap(b)) * factor
+			if declared > 0 && int64(cap(b)) <= declared {
+				size = min(size, declared+1)
+			}
+			if charge != nil {
+				if err := charge(size - int64(cap(b))); err != nil {
+					return nil, err
+				}
+			}
+			grown := make([]byte, len(b), size)
+			copy(grown, b)
+			b = grown
 		}
 	}
 }

@@ -7,9 +7,14 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/auth"
 	"github.com/lethe-mq/lethe/internal/schema"
 	"github.com/lethe-mq/lethe/internal/version"
 )
+
+// AuthNoneWarning is what /health and the start-up log say with
+// LETHE_AUTH=none.
+const AuthNoneWarning = "authentication is off (LETHE_AUTH=none): every caller that reaches this port is an operator and can delete data"
 
 // readyTimeout bounds /ready's database work, so a probe gets an answer
 // while the database hangs.
@@ -19,8 +24,12 @@ const readyTimeout = 2 * time.Second
 // database call, so a liveness probe does not restart lethe during a
 // database outage; /ready says whether the database can be used.
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, api.Health{Status: "healthy", Engine: "lethe", Version: version.String(),
-		UptimeSeconds: int64(time.Since(s.started).Seconds())})
+	h := api.Health{Status: "healthy", Engine: "lethe", Version: version.String(),
+		UptimeSeconds: int64(time.Since(s.started).Seconds()), Auth: s.auth.Posture()}
+	if h.Auth == auth.PostureNone {
+		h.Warning = AuthNoneWarning
+	}
+	writeJSON(w, http.StatusOK, h)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/config"
 	"github.com/lethe-mq/lethe/internal/schema"
 	"github.com/lethe-mq/lethe/internal/version"
 )
@@ -77,5 +78,31 @@ func TestHealthNeedsNoDatabase(t *testing.T) {
 	var ready api.Ready
 	if err := json.Unmarshal(res.body, &ready); err != nil || ready.Database != "unreachable" {
 		t.Errorf("GET /ready without a database: body %s, want database unreachable (%v)", res.body, err)
+	}
+}
+
+// /health says how callers are admitted, and warns when nobody must show a
+// credential on any address (LETHE_AUTH=none).
+func TestHealthSaysHowCallersAreAdmitted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  func(*config.Server)
+		auth string
+		warn bool
+	}{
+		{"no credentials", nil, "loopback-only", false},
+		{"tokens", func(c *config.Server) { c.AuthToken, c.OperatorToken = "w", "o" }, "credentials", false},
+		{"LETHE_AUTH=none", func(c *config.Server) { c.AuthNone = true }, "none", true},
+	} {
+		r := startCoreReplica(t, tc.cfg)
+		var h api.Health
+		r.call("GET", "/health", "", http.StatusOK, &h)
+		if h.Auth != tc.auth || (h.Warning != "") != tc.warn {
+			t.Errorf("%s: GET /health auth %q warning %q; want auth %q, a warning %v", tc.name, h.Auth, h.Warning, tc.auth, tc.warn)
+		}
+		if tc.warn && !strings.Contains(h.Warning, "operator") {
+			t.Errorf("%s: warning %q does not say every caller is an operator", tc.name, h.Warning)
+		}
 	}
 }

@@ -53,6 +53,13 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		body.Error = err.Error()
 		body.Field = apierr.FieldOf(err)
 	}
+	if bodyUnread(r) {
+		// Refused before its body was read (a wrong credential, no room
+		// under the bound, a bad path): close the connection after the
+		// answer rather than wait for the rest of a body nobody will
+		// read, which net/http would otherwise drain to reuse it.
+		w.Header().Set("Connection", "close")
+	}
 	writeJSON(w, status, body)
 }
 

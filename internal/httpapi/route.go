@@ -38,6 +38,8 @@ func (s *Server) handleDoc(pattern string, role auth.Role, docRole string, h han
 			return
 		}
 		r = r.WithContext(auth.WithIdentity(r.Context(), id))
+		r, release := s.withBodyCharge(r, id)
+		defer release()
 		if err := h(w, r); err != nil {
 			s.fail(w, r, err)
 		}

@@ -133,9 +133,11 @@ func New(cfg Config) *Server {
 }
 
 // Handler returns the root handler: request ids, panic recovery, the
-// bound on bodies in flight, the body read deadline, then the route table.
+// body read deadlines, then the route table (whose routes check the
+// caller's credential, then charge its body to the bound on bodies in
+// flight as it is read).
 func (s *Server) Handler() http.Handler {
-	return s.withRequestID(s.recoverPanics(s.withBodyGate(s.withBodyDeadline(http.HandlerFunc(s.dispatch)))))
+	return s.withRequestID(s.recoverPanics(s.withBodyDeadline(http.HandlerFunc(s.dispatch))))
 }
 
 // LongPolls is the number of pops with wait=true in progress.

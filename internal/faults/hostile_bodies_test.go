@@ -1,0 +1,135 @@
+package faults_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/testserver"
+)
+
+// slowClients is how many connections trickle their bodies at once.
+const slowClients = 100
+
+// Clients holding many bodies open, sending a byte now and then with a
+// valid write token (chunked, so no length is declared), cannot stall
+// other callers: pushes from another client keep their p99 within twice
+// the idle p99, and the operator's maintenance switch answers. Connections
+// that send headers and nothing more, without a credential, cost nothing.
+// Before bodies were charged as they arrived and after authentication,
+// two such connections held the whole bound and every POST answered 503
+// after 10 s.
+func TestSlowBodiesDoNotStallOthers(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{Config: func(c *config.Server) {
+		c.AuthToken, c.OperatorToken = "write-token", "operator-token"
+		c.DataDir = t.TempDir()
+	}})
+	push := func(i int) (time.Duration, int) {
+		body := fmt.Sprintf(`{"items":[{"queue":"hostile","partition":"p","payload":{"n":%d}}]}`, i)
+		req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/push", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer write-token")
+		req.Header.Set("Content-Type", "application/json")
+		start := time.Now()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return time.Since(start), res.StatusCode
+	}
+	p99 := func(what string, from int) time.Duration {
+		var took []time.Duration
+		for i := range 300 {
+			d, status := push(from + i)
+			if status != http.StatusCreated {
+				t.Fatalf("%s: push %d answered %d, want 201", what, i, status)
+			}
+			took = append(took, d)
+		}
+		slices.Sort(took)
+		return took[len(took)*99/100]
+	}
+	_ = p99("warm-up", 0)
+	idle := p99("idle", 1000)
+
+	// The hostile connections: headers only, without a credential ...
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	open := func(auth string) net.Conn {
+		c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		fmt.Fprintf(c, "POST /api/v1/push HTTP/1.1\r\nHost: lethe\r\nContent-Type: application/json\r\n%sTransfer-Encoding: chunked\r\n\r\n", auth)
+		return c
+	}
+	for range slowClients {
+		open("")
+	}
+	// ... and with the write token, trickling a byte at a time.
+	var slow []net.Conn
+	for range slowClients {
+		c := open("Authorization: Bearer write-token\r\n")
+		fmt.Fprintf(c, "1\r\n{\r\n")
+		slow = append(slow, c)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				for _, c := range slow {
+					_, _ = fmt.Fprintf(c, "1\r\n \r\n")
+				}
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	time.Sleep(200 * time.Millisecond) // every connection has been read up to its body
+
+	attacked := p99("under slow bodies", 2000)
+	if limit := 2 * max(idle, 2*time.Millisecond); attacked > limit {
+		t.Errorf("push p99 %s with %d slow bodies open, idle %s: want at most %s", attacked, 2*slowClients, idle, limit)
+	}
+	t.Logf("push p99 idle %s, with %d slow bodies open %s; %d bytes of bodies held", idle, 2*slowClients, attacked,
+		s.Server.BodyBytesInFlight())
+	for _, on := range []string{"true", "false"} {
+		req, err := http.NewRequest(http.MethodPost, s.URL+"/api/v1/system/maintenance", strings.NewReader(`{"enabled":`+on+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer operator-token")
+		req.Header.Set("Content-Type", "application/json")
+		start := time.Now()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || time.Since(start) > time.Second {
+			t.Errorf("maintenance %s with slow bodies open: %d after %s, want 200 at once", on, res.StatusCode, time.Since(start))
+		}
+	}
+}
