@@ -19,7 +19,7 @@ COPY api/go.mod api/
 COPY client/go.mod client/go.sum client/
 RUN GOWORK=off go mod download
 COPY . .
-ARG VERSION=dev
+ARG VERSION=
 RUN VERSION="${VERSION}" deploy/build.sh /out/lethe
 
 FROM debian:bookworm-slim

@@ -19,7 +19,7 @@ const (
 )
 
 // Two tables cannot reach their steady state within a test, and are held
-// to a growth budget instead (docs/retention.md, "Footprint"):
+// to a growth budget instead (docs/operations.md, "Footprint"):
 //   - the sidecar's GIN index keeps one key per transaction-id hash ever
 //     stored: GIN never deletes a key from its entry tree, vacuum only
 //     empties its list of rows. Its heap is purged on the 900-second

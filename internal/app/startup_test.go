@@ -37,7 +37,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// reachableDir is a fresh folder the postgres OS user can enter when the
+// reachableDir is a fresh folder the embedded server's OS user can enter when the
 // tests run as root (t.TempDir's parent is private to root).
 func reachableDir(t *testing.T) string {
 	t.Helper()

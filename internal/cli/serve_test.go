@@ -150,7 +150,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// reachableDir is a fresh folder the postgres OS user can enter when the
+// reachableDir is a fresh folder the embedded server's OS user can enter when the
 // tests run as root.
 func reachableDir(t *testing.T) string {
 	t.Helper()

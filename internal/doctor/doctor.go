@@ -36,7 +36,7 @@ type Config struct {
 	// MetricsRetentionDays is METRICS_RETENTION_DAYS, Never (negative) or
 	// 0 when the records are kept forever.
 	MetricsRetentionDays int
-	// KeepPartitions is LETHE_KEEP_PARTITIONS: partition cleanup off, so
+	// KeepPartitions is LETHE_PARTITION_CLEANUP_ENABLED=false: partition cleanup off, so
 	// the loop leaves no trace in lethe.settings to check it by.
 	KeepPartitions bool
 }

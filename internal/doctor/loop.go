@@ -31,7 +31,7 @@ func checkLoop(ctx context.Context, q Querier, cfg Config) (string, string, stri
 		"and writes its audit row in the same transaction; %d cycles that deleted something or failed recorded in lethe.retention_runs in the last 24 hours",
 		cfg.Interval, cfg.BatchSize, recorded)
 	if cfg.KeepPartitions {
-		return api.DoctorWarn, "the loop runs " + bounds + "; partition cleanup is off (LETHE_KEEP_PARTITIONS), " +
+		return api.DoctorWarn, "the loop runs " + bounds + "; partition cleanup is off (LETHE_PARTITION_CLEANUP_ENABLED=false), " +
 				"so the database holds no mark of the loop's last cycle to check it by",
 			"watch lethe_retention_cycles_total on each replica instead", nil
 	}

@@ -158,7 +158,7 @@ func TestAnInterruptedCycleLeavesHistoryForWhatItDeleted(t *testing.T) {
 // The fold's updates are HOT (no indexed column changes, the pages keep
 // room): a decision written by 40 steps over 20 partitions, 240 times,
 // leaves heap-only updates and 240 rows. The sizes are logged: the
-// figures docs/retention.md's "Footprint" uses (on a quiet machine; how
+// figures docs/operations.md's "Footprint" uses (on a quiet machine; how
 // much of a cycle's dead versions is pruned before vacuum depends on
 // what else holds back the database's horizon, an ANALYZE say, so the
 // size is not asserted here: the soak holds it to a budget).
