@@ -79,7 +79,9 @@ func (o *serveOptions) Run(ctx context.Context) error {
 		return err
 	}
 	tuneGC(log)
-	startPprof(log)
+	if err := startPprof(log); err != nil {
+		return err
+	}
 	a, err := app.Start(ctx, o.cfg, log, app.Options{})
 	if err != nil {
 		return err
