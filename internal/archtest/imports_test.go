@@ -154,3 +154,43 @@ func TestSegmentSQLStaysInTheStore(t *testing.T) {
 		}
 	}
 }
+
+// tableOwners are tables that only their owning package writes (INSERT,
+// UPDATE or DELETE in its SQL); others may read them. The engine is the
+// log: a table that is not the log's gets a package of its own.
+var tableOwners = map[string]string{
+	"retention_holds": "internal/holds",
+}
+
+// Each table in tableOwners is written by its owner alone.
+func TestTablesAreWrittenByTheirOwner(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for table, owner := range tableOwners {
+		write := regexp.MustCompile(`(?is)\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+lethe\.` + table + `\b`)
+		err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() || !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || filepath.Dir(rel) == owner {
+				return nil
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if write.Match(src) {
+				t.Errorf("%s writes lethe.%s; only %s may (call it instead)", rel, table, owner)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

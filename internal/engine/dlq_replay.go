@@ -12,6 +12,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/frame"
+	"github.com/lethe-mq/lethe/internal/holds"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
@@ -36,7 +37,7 @@ func (e *Engine) DeleteDeadLetter(ctx context.Context, id int64) error {
 		var qid *int64
 		if err := e.pool.QueryRow(ctx, `SELECT p.queue_id FROM lethe.dead_letters d JOIN lethe.partitions p ON p.id = d.partition_id
 			 WHERE d.id = $1`, id).Scan(&qid); err == nil && qid != nil {
-			if err := e.refuseHeld(ctx, *qid, fmt.Sprintf("delete dead letter %d", id)); err != nil {
+			if err := holds.RefuseHeld(ctx, e.pool, *qid, fmt.Sprintf("delete dead letter %d", id)); err != nil {
 				return err
 			}
 		}

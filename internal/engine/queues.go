@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/holds"
 	"github.com/lethe-mq/lethe/internal/store"
 	"github.com/lethe-mq/lethe/internal/tier"
 )
@@ -256,7 +257,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) (segments int64, 
 	}
 	// Before anything goes: the trigger on lethe.queues refuses only the
 	// last statement.
-	if err := e.refuseHeld(ctx, qid, "delete queue "+name); err != nil {
+	if err := holds.RefuseHeld(ctx, e.pool, qid, "delete queue "+name); err != nil {
 		return 0, err
 	}
 	for {

@@ -36,7 +36,7 @@ func (s *Server) listHolds(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	holds, err := s.eng.Holds(r.Context(), names["queue"], released)
+	holds, err := s.holds.List(r.Context(), names["queue"], released)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (s *Server) placeHold(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	h, err := s.eng.PlaceHold(r.Context(), req.Queue, req.Reason, actor(r))
+	h, err := s.holds.Place(r.Context(), req.Queue, req.Reason, actor(r))
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (s *Server) releaseHold(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || id < 1 {
 		return apierr.Field(apierr.Invalid, "id", "hold id must be a positive whole number (the id field of GET /api/v1/retention/holds), got %q", raw)
 	}
-	h, err := s.eng.ReleaseHold(r.Context(), id, actor(r))
+	h, err := s.holds.Release(r.Context(), id, actor(r))
 	if err != nil {
 		return err
 	}

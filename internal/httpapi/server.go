@@ -15,6 +15,7 @@ import (
 
 	"github.com/lethe-mq/lethe/internal/auth"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/holds"
 	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/streams"
 	"github.com/lethe-mq/lethe/internal/traces"
@@ -41,7 +42,10 @@ type Config struct {
 	Engine *engine.Engine
 	// Inspect answers the read models; nil builds one over the engine's
 	// pool, clock and keys.
-	Inspect      *inspect.Reader
+	Inspect *inspect.Reader
+	// Holds places, releases and lists retention holds; nil builds them
+	// over the engine's pool and clock.
+	Holds        *holds.Service
 	Logger       *slog.Logger
 	MaxBodyBytes int64
 	// Auth checks credentials; nil is no authentication.
@@ -78,6 +82,7 @@ type Config struct {
 type Server struct {
 	eng       *engine.Engine
 	inspect   *inspect.Reader
+	holds     *holds.Service
 	log       *slog.Logger
 	maxBody   int64
 	mux       *http.ServeMux
@@ -102,6 +107,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		eng:       cfg.Engine,
 		inspect:   cfg.Inspect,
+		holds:     cfg.Holds,
 		log:       cmp.Or(cfg.Logger, slog.Default()),
 		maxBody:   cmp.Or(cfg.MaxBodyBytes, MaxBodyBytesDefault),
 		mux:       http.NewServeMux(),
@@ -120,6 +126,9 @@ func New(cfg Config) *Server {
 	}
 	if s.inspect == nil && cfg.Engine != nil {
 		s.inspect = readerOver(cfg.Engine, s.log)
+	}
+	if s.holds == nil && cfg.Engine != nil {
+		s.holds = holds.New(cfg.Engine.Pool(), cfg.Engine.Clock(), s.log)
 	}
 	if s.observe == nil {
 		s.observe = func(_ string, next http.Handler) http.Handler { return next }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/holds"
 	"github.com/lethe-mq/lethe/internal/tier"
 )
 
@@ -27,7 +28,7 @@ func TestHoldStopsEveryDeletion(t *testing.T) {
 		e.pushSegment(q, "p", 3)
 		e.consume(q, "p", "g", 2) // one of three unread
 	}
-	hold, err := e.eng.PlaceHold(e.ctx, "held", "legal hold #7", "tester")
+	hold, err := holds.New(e.eng.Pool(), e.eng.Clock(), nil).Place(e.ctx, "held", "legal hold #7", "tester")
 	if err != nil || !hold.Active || hold.Queue != "held" || hold.PlacedBy != "tester" {
 		t.Fatalf("place hold: %+v, %v", hold, err)
 	}
@@ -78,16 +79,16 @@ func TestHoldStopsEveryDeletion(t *testing.T) {
 	if res, err := purging.RunCycle(e.ctx); err != nil || res.DeadLettersPurged != 0 {
 		t.Fatalf("DLQ_RETENTION_DAYS under the hold: purged %d, %v; want the dead letter kept", res.DeadLettersPurged, err)
 	}
-	if _, err := e.eng.ReleaseHold(e.ctx, hold.ID+100, "tester"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := holds.New(e.eng.Pool(), e.eng.Clock(), nil).Release(e.ctx, hold.ID+100, "tester"); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("release an unknown hold: %v, want not found", err)
 	}
 
 	// Released: the next cycle deletes what the rules say.
-	released, err := e.eng.ReleaseHold(e.ctx, hold.ID, "tester2")
+	released, err := holds.New(e.eng.Pool(), e.eng.Clock(), nil).Release(e.ctx, hold.ID, "tester2")
 	if err != nil || released.Active || released.ReleasedBy == nil || *released.ReleasedBy != "tester2" {
 		t.Fatalf("release: %+v, %v", released, err)
 	}
-	if _, err := e.eng.ReleaseHold(e.ctx, hold.ID, "tester2"); !errors.Is(err, engine.ErrConflict) {
+	if _, err := holds.New(e.eng.Pool(), e.eng.Clock(), nil).Release(e.ctx, hold.ID, "tester2"); !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("release twice: %v, want a conflict", err)
 	}
 	e.fullCycle()
