@@ -54,6 +54,9 @@ func (s *Server) replayDeadLetter(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	if err := s.refuseWhilePushesBuffer("replaying a dead letter"); err != nil {
+		return err
+	}
 	res, err := s.eng.ReplayDeadLetter(r.Context(), id)
 	if err != nil {
 		return err

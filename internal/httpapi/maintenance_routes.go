@@ -113,3 +113,21 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 	s.metrics.ServeHTTP(w, r)
 	return nil
 }
+
+// pushMaintenanceRetryAfter is the Retry-After of work refused while push
+// maintenance is on: about how often replicas read the switches.
+const pushMaintenanceRetryAfter = 5 * time.Second
+
+// refuseWhilePushesBuffer refuses, while push maintenance is on, work whose
+// pushes commit together with other writes (a transaction's acks, a
+// streams cycle's state and ack, a dead letter's removal on replay): only
+// a plain push can go to the buffer alone, so these answer 503 and write
+// nothing until maintenance ends.
+func (s *Server) refuseWhilePushesBuffer(what string) error {
+	if s.maint == nil || !s.maint.State().Push {
+		return nil
+	}
+	return &apierr.Error{Kind: apierr.Unavailable, RetryAfter: pushMaintenanceRetryAfter,
+		Msg: what + " is refused while push maintenance is on: its pushes commit together with its other writes, so they cannot " +
+			"go to the maintenance buffer alone; retry once push maintenance is off (GET /api/v1/system/maintenance)"}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/lethe-mq/lethe/api"
@@ -238,6 +239,11 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 	}
 	for i, id := range req.RequiredLeases {
 		if err := validateID(indexed("requiredLeases", i), id); err != nil {
+			return err
+		}
+	}
+	if slices.ContainsFunc(req.Operations, func(op api.Operation) bool { return op.Type == "push" }) {
+		if err := s.refuseWhilePushesBuffer("a transaction that pushes"); err != nil {
 			return err
 		}
 	}

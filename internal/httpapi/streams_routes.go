@@ -79,6 +79,11 @@ func (s *Server) streamCycle(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
+	if len(req.PushItems) > 0 {
+		if err := s.refuseWhilePushesBuffer("a streams cycle that pushes"); err != nil {
+			return err
+		}
+	}
 	sub, err := producerSub(r)
 	if err != nil {
 		return err
