@@ -62,8 +62,9 @@ func Migrations() ([]Migration, error) {
 }
 
 // Migrate brings the lethe schema up to date. It returns the versions it
-// applied (none when the schema was current); the function files are
-// applied after them when their checksum is new.
+// applied (none when the schema was current), the baseline included when
+// it adopted a database of the replaced chain (legacy.go); the function
+// files are applied after them when their checksum is new.
 //
 // It needs no right on the database once schema lethe exists: a role that
 // owns only that schema can start lethe (docs/operations.md lists the
@@ -100,10 +101,17 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, migs []Migration, funcs Fu
 	if err != nil {
 		return nil, err
 	}
-	if err := bootstrapRepeatables(ctx, conn.Conn()); err != nil {
+	adopted, err := adoptLegacy(ctx, conn.Conn(), applied)
+	if err != nil {
 		return nil, err
 	}
 	var done []int
+	if adopted {
+		done = append(done, baselineVersion)
+	}
+	if err := bootstrapRepeatables(ctx, conn.Conn()); err != nil {
+		return done, err
+	}
 	for _, m := range migs {
 		if applied[m.Version] {
 			continue

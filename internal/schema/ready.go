@@ -22,7 +22,8 @@ type Readiness struct {
 	Missing []int
 	// Unknown are applied migrations this binary does not carry: a newer
 	// lethe migrated the database (a rolling upgrade). Migrations only add,
-	// so this binary still serves it.
+	// so this binary still serves it. The replaced chain's versions,
+	// recorded on an adopted database, are known.
 	Unknown []int
 	// Functions is the checksum of this binary's function files;
 	// FunctionsMissing says the database never recorded it (the functions,
@@ -61,7 +62,10 @@ func Check(ctx context.Context, pool *pgxpool.Pool) (Readiness, error) {
 		have[v] = true
 		r.Applied = max(r.Applied, v)
 	}
-	known := make(map[int]bool, len(migs))
+	known := make(map[int]bool, len(migs)+len(legacyVersions))
+	for _, v := range legacyVersions {
+		known[v] = true // the replaced chain: kept on an adopted database
+	}
 	for _, m := range migs {
 		known[m.Version] = true
 		r.Latest = max(r.Latest, m.Version)

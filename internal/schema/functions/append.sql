@@ -5,6 +5,7 @@ CREATE OR REPLACE FUNCTION lethe.append(p_partition uuid, p_hashes bigint[], p_l
     AS $$
     SELECT * FROM lethe.append(p_partition, p_hashes, p_hashes, p_lens, p_blob, p_first_at, p_last_at, p_now)
 $$;
+REVOKE ALL ON FUNCTION lethe.append(p_partition uuid, p_hashes bigint[], p_lens integer[], p_blob bytea, p_first_at timestamp with time zone, p_last_at timestamp with time zone, p_now timestamp with time zone, OUT base_offset bigint, OUT dup_idx integer[], OUT dup_offsets bigint[]) FROM PUBLIC;
 
 -- The eight-argument lethe.append, still called by replicas of the previous version
 -- during a rolling upgrade, reads duplicates' offsets through positions
@@ -17,6 +18,7 @@ CREATE OR REPLACE FUNCTION lethe.append(p_partition uuid, p_hashes bigint[], p_p
                                        (SELECT coalesce(array_agg(g::int), '{}') FROM generate_series(1, cardinality(p_hashes)) g),
                                        p_lens, p_blob, p_first_at, p_last_at, p_now)
 $$;
+REVOKE ALL ON FUNCTION lethe.append(p_partition uuid, p_hashes bigint[], p_probe bigint[], p_lens integer[], p_blob bytea, p_first_at timestamp with time zone, p_last_at timestamp with time zone, p_now timestamp with time zone, OUT base_offset bigint, OUT dup_idx integer[], OUT dup_offsets bigint[]) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION lethe.append_group(p_partitions uuid[], p_counts integer[], p_hashes bigint[], p_probe bigint[], p_blobs bytea[], p_first_at timestamp with time zone[], p_last_at timestamp with time zone[], p_now timestamp with time zone) RETURNS bigint[]
     LANGUAGE plpgsql
@@ -86,6 +88,7 @@ BEGIN
      WHERE p.id = u.id;
     RETURN v_next;
 END $$;
+REVOKE ALL ON FUNCTION lethe.append_group(p_partitions uuid[], p_counts integer[], p_hashes bigint[], p_probe bigint[], p_blobs bytea[], p_first_at timestamp with time zone[], p_last_at timestamp with time zone[], p_now timestamp with time zone) FROM PUBLIC;
 
 -- lethe.append_segment is the eight-argument lethe.append for frames of which
 -- only some carry a producer's id: p_hashes are those ids' hashes, all
@@ -177,6 +180,7 @@ BEGIN
      WHERE id = p_partition;
     base_offset := v_next;
 END $$;
+REVOKE ALL ON FUNCTION lethe.append_segment(p_partition uuid, p_hashes bigint[], p_positions integer[], p_lens integer[], p_blob bytea, p_first_at timestamp with time zone, p_last_at timestamp with time zone, p_now timestamp with time zone, OUT base_offset bigint, OUT dup_idx integer[], OUT dup_offsets bigint[]) FROM PUBLIC;
 
 -- lethe.append_segments is lethe.append_group for such
 -- segments: segment i holds p_counts[i] frames, of which p_id_counts[i]
@@ -252,6 +256,7 @@ BEGIN
      WHERE p.id = u.id;
     RETURN v_next;
 END $$;
+REVOKE ALL ON FUNCTION lethe.append_segments(p_partitions uuid[], p_counts integer[], p_id_counts integer[], p_hashes bigint[], p_positions integer[], p_blobs bytea[], p_first_at timestamp with time zone[], p_last_at timestamp with time zone[], p_now timestamp with time zone) FROM PUBLIC;
 
 -- A sidecar row's hash names the frame at its position.
 CREATE OR REPLACE FUNCTION lethe.txn_offset(p_partition uuid, p_hash bigint) RETURNS bigint
@@ -263,3 +268,4 @@ CREATE OR REPLACE FUNCTION lethe.txn_offset(p_partition uuid, p_hash bigint) RET
       FROM lethe.txns t
      WHERE t.hashes @> ARRAY[p_hash] AND t.partition_id IS NOT DISTINCT FROM p_partition
 $$;
+REVOKE ALL ON FUNCTION lethe.txn_offset(p_partition uuid, p_hash bigint) FROM PUBLIC;

@@ -65,6 +65,7 @@ CREATE OR REPLACE FUNCTION lethe.fold_losses(p_at timestamp with time zone, p_qu
                                                EXCLUDED.to_offset, EXCLUDED.messages),
         last_partition = EXCLUDED.partition_id
 $$;
+REVOKE ALL ON FUNCTION lethe.fold_losses(p_at timestamp with time zone, p_queue text, p_rule text, p_partition uuid, p_name text, p_lost jsonb) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION lethe.fold_reclaim_row() RETURNS trigger
     LANGUAGE plpgsql
@@ -101,6 +102,7 @@ CREATE OR REPLACE FUNCTION lethe.history_ranges_add(p_ranges jsonb, p_name text,
         ELSE p_ranges
     END
 $$;
+REVOKE ALL ON FUNCTION lethe.history_ranges_add(p_ranges jsonb, p_name text, p_from bigint, p_to bigint, p_messages bigint) FROM PUBLIC;
 
 DROP TRIGGER IF EXISTS reclaim_history_fold ON lethe.reclaim_history;
 CREATE TRIGGER reclaim_history_fold BEFORE INSERT ON lethe.reclaim_history FOR EACH ROW EXECUTE FUNCTION lethe.fold_reclaim_row();

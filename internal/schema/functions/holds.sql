@@ -3,6 +3,7 @@ CREATE OR REPLACE FUNCTION lethe.queue_held(p_queue bigint) RETURNS boolean
     AS $$
     SELECT EXISTS (SELECT 1 FROM lethe.retention_holds h WHERE h.queue_id = p_queue AND h.released_at IS NULL)
 $$;
+REVOKE ALL ON FUNCTION lethe.queue_held(p_queue bigint) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION lethe.refuse_held_queue_delete() RETURNS trigger
     LANGUAGE plpgsql

@@ -31,6 +31,7 @@ BEGIN
     END LOOP;
     RETURN v_n;
 END $$;
+REVOKE ALL ON FUNCTION lethe.apply_table_settings(p_table regclass) FROM PUBLIC;
 
 -- lethe.create_leaf, with a sidecar leaf clipped to the leaves
 -- before and after it (so spans may change) and named by its start.
@@ -80,6 +81,7 @@ BEGIN
     INSERT INTO lethe.leaves (name, parent, tier, lo, hi) VALUES (v_name, v_parent, p_tier, v_lo, v_hi);
     RETURN v_name;
 END $$;
+REVOKE ALL ON FUNCTION lethe.create_leaf(p_tier text, p_at timestamp with time zone) FROM PUBLIC;
 
 -- The leaf of p_tier holding p_at, created when missing: a catalog cache
 -- lookup for a segment tier, a lethe.leaves probe for the sidecar.
@@ -93,6 +95,7 @@ BEGIN
         PERFORM lethe.create_leaf(p_tier, p_at);
     END IF;
 END $$;
+REVOKE ALL ON FUNCTION lethe.ensure_leaf(p_tier text, p_at timestamp with time zone) FROM PUBLIC;
 
 -- The leaf of p_tier holding p_at and the p_ahead leaves after it, each
 -- created where missing: the retention loop's way of keeping DDL off the
@@ -116,6 +119,7 @@ BEGIN
         v_at := v_hi;
     END LOOP;
 END $$;
+REVOKE ALL ON FUNCTION lethe.ensure_leaves(p_tier text, p_at timestamp with time zone, p_ahead integer) FROM PUBLIC;
 
 -- The name of the leaf of a segment tier holding p_at, for the check
 -- lethe.append makes on every call; NULL for the sidecar, whose leaves'
@@ -134,6 +138,7 @@ CREATE OR REPLACE FUNCTION lethe.leaf_name(p_tier text, p_at timestamp with time
                     || to_char(date_trunc('week', p_at AT TIME ZONE 'UTC'), 'YYYYMMDD')
            END
 $$;
+REVOKE ALL ON FUNCTION lethe.leaf_name(p_tier text, p_at timestamp with time zone) FROM PUBLIC;
 
 -- Whether a held leaf still holds a frame some group wants.
 CREATE OR REPLACE FUNCTION lethe.leaf_pending(p_leaf text) RETURNS boolean
@@ -147,6 +152,7 @@ BEGIN
                                     WHERE x.m >= lethe.completed_bound(x.partition_id))', p_leaf) INTO v;
     RETURN v;
 END $$;
+REVOKE ALL ON FUNCTION lethe.leaf_pending(p_leaf text) FROM PUBLIC;
 
 -- The leaf bounds of a tier at p_at, except the sidecar's: the
 -- span of lethe.sidecar_span() holding p_at, named by its start to the
@@ -174,6 +180,7 @@ CREATE OR REPLACE FUNCTION lethe.leaf_range(p_tier text, p_at timestamp with tim
                                        ELSE interval '1 month' END
                      WHERE p_tier <> 'txns') u) b
 $$;
+REVOKE ALL ON FUNCTION lethe.leaf_range(p_tier text, p_at timestamp with time zone, OUT lo timestamp with time zone, OUT hi timestamp with time zone, OUT name text) FROM PUBLIC;
 
 -- The end of the leaf of segment tier p_tier ('1w', '3w', '7w', 'forever'
 -- or 'held') holding p_at: lethe.leaf_range's hi, as one expression.
@@ -185,6 +192,7 @@ CREATE OR REPLACE FUNCTION lethe.segment_leaf_hi(p_tier text, p_at timestamp wit
             + CASE p_tier WHEN '1w' THEN interval '1 day' WHEN '3w' THEN interval '7 days'
                           WHEN '7w' THEN interval '7 days' ELSE interval '1 month' END) AT TIME ZONE 'UTC'
 $$;
+REVOKE ALL ON FUNCTION lethe.segment_leaf_hi(p_tier text, p_at timestamp with time zone) FROM PUBLIC;
 
 -- The span of the next sidecar leaf.
 CREATE OR REPLACE FUNCTION lethe.sidecar_span() RETURNS interval
@@ -253,6 +261,7 @@ CREATE OR REPLACE FUNCTION lethe.table_settings(p_root_schema text, p_root_name 
             'autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000'
     END
 $$;
+REVOKE ALL ON FUNCTION lethe.table_settings(p_root_schema text, p_root_name text) FROM PUBLIC;
 
 -- Whether tier p_tier still keeps data appended at p_at.
 CREATE OR REPLACE FUNCTION lethe.tier_keeps(p_tier text, p_at timestamp with time zone, p_now timestamp with time zone) RETURNS boolean
@@ -260,6 +269,7 @@ CREATE OR REPLACE FUNCTION lethe.tier_keeps(p_tier text, p_at timestamp with tim
     AS $$
     SELECT p_tier = 'forever' OR lethe.segment_leaf_hi(p_tier, p_at) > p_now - lethe.tier_window(p_tier)
 $$;
+REVOKE ALL ON FUNCTION lethe.tier_keeps(p_tier text, p_at timestamp with time zone, p_now timestamp with time zone) FROM PUBLIC;
 
 -- Tiers in order of the window they keep.
 CREATE OR REPLACE FUNCTION lethe.tier_rank(p_tier text) RETURNS integer
@@ -267,6 +277,7 @@ CREATE OR REPLACE FUNCTION lethe.tier_rank(p_tier text) RETURNS integer
     AS $$
     SELECT CASE p_tier WHEN '1w' THEN 1 WHEN '3w' THEN 2 WHEN '7w' THEN 3 WHEN 'forever' THEN 4 END
 $$;
+REVOKE ALL ON FUNCTION lethe.tier_rank(p_tier text) FROM PUBLIC;
 
 -- How long a tier keeps a leaf after its range ends; NULL: forever.
 CREATE OR REPLACE FUNCTION lethe.tier_window(p_tier text) RETURNS interval
@@ -275,3 +286,4 @@ CREATE OR REPLACE FUNCTION lethe.tier_window(p_tier text) RETURNS interval
     SELECT CASE p_tier WHEN '1w' THEN interval '7 days' WHEN '3w' THEN interval '21 days'
                        WHEN '7w' THEN interval '49 days' END
 $$;
+REVOKE ALL ON FUNCTION lethe.tier_window(p_tier text) FROM PUBLIC;

@@ -12,6 +12,7 @@ BEGIN
 EXCEPTION WHEN others THEN
     RETURN NULL;
 END $$;
+REVOKE ALL ON FUNCTION lethe.jsonb_or_null(p_text text) FROM PUBLIC;
 
 -- lethe.read_segments without a byte bound: the segments holding up to
 -- p_limit frames from offset p_from on. It stays for replicas of the
@@ -34,6 +35,7 @@ CREATE OR REPLACE FUNCTION lethe.read_segments(p_partition uuid, p_from bigint, 
      WHERE w.before < p_limit + (p_from - (SELECT base FROM first))
      ORDER BY w.base_offset
 $$;
+REVOKE ALL ON FUNCTION lethe.read_segments(p_partition uuid, p_from bigint, p_limit integer) FROM PUBLIC;
 
 -- lethe.read_segments with a byte bound: the segments holding up to p_limit
 -- frames from offset p_from on, and no segment whose bytes before it
@@ -67,3 +69,4 @@ CREATE OR REPLACE FUNCTION lethe.read_segments(p_partition uuid, p_from bigint, 
        AND w.bytes_before < p_max_bytes
      ORDER BY w.base_offset
 $$;
+REVOKE ALL ON FUNCTION lethe.read_segments(p_partition uuid, p_from bigint, p_limit integer, p_max_bytes bigint) FROM PUBLIC;

@@ -30,6 +30,7 @@ BEGIN
     VALUES (p_now, v_queue, v_name, p_partition, 'partition_cleanup', 0, 0, 0);
     RETURN v_queue;
 END $$;
+REVOKE ALL ON FUNCTION lethe.cleanup_partition(p_partition uuid, p_idle_before timestamp with time zone, p_now timestamp with time zone) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION lethe.completed_bound(p_partition uuid) RETURNS bigint
     LANGUAGE sql STABLE
@@ -39,6 +40,7 @@ CREATE OR REPLACE FUNCTION lethe.completed_bound(p_partition uuid) RETURNS bigin
                 THEN 0
                 ELSE (SELECT min(g.next_wanted) FROM lethe.group_positions(p_partition) g) END
 $$;
+REVOKE ALL ON FUNCTION lethe.completed_bound(p_partition uuid) FROM PUBLIC;
 
 -- lethe.group_positions also counts the queue's required groups: a
 -- group declared required and never seen (no cursor here, no
@@ -74,6 +76,7 @@ CREATE OR REPLACE FUNCTION lethe.group_positions(p_partition uuid) RETURNS TABLE
        AND NOT EXISTS (SELECT 1 FROM lethe.cursors c WHERE c.partition_id = p.id AND c.group_name = g.name)
        AND NOT EXISTS (SELECT 1 FROM lethe.subscriptions s WHERE s.queue_id = q.id AND s.group_name = g.name)
 $$;
+REVOKE ALL ON FUNCTION lethe.group_positions(p_partition uuid) FROM PUBLIC;
 
 -- Whether a partition may be deleted: empty (no segments: next_offset =
 -- low_watermark), no push and no cursor change since p_idle_before, no dead
@@ -95,6 +98,7 @@ CREATE OR REPLACE FUNCTION lethe.partition_reclaimable(p_partition uuid, p_idle_
                             WHERE c.partition_id = p.id
                               AND (c.lease_id IS NOT NULL OR c.updated_at >= p_idle_before)))
 $$;
+REVOKE ALL ON FUNCTION lethe.partition_reclaimable(p_partition uuid, p_idle_before timestamp with time zone) FROM PUBLIC;
 
 -- One bounded step of the hash-sidecar purge, linear in its batch: under
 -- the partition row lock, read the first p_batch sidecar rows from the
@@ -131,6 +135,7 @@ BEGIN
     SELECT count(*), coalesce(sum(n), 0) INTO v_rows, v_hashes FROM gone;
     RETURN QUERY SELECT v_hashes, v_stop IS NOT NULL OR v_rows < p_batch;
 END $$;
+REVOKE ALL ON FUNCTION lethe.purge_txns_step(p_partition uuid, p_cutoff timestamp with time zone, p_batch integer) FROM PUBLIC;
 
 -- The cutoffs, read off the windows (a NULL window gives a
 -- NULL cutoff).
@@ -144,6 +149,7 @@ CREATE OR REPLACE FUNCTION lethe.retention_cutoffs(p_now timestamp with time zon
            p_now - make_interval(secs => w.txn_seconds)
       FROM lethe.queue_windows w
 $$;
+REVOKE ALL ON FUNCTION lethe.retention_cutoffs(p_now timestamp with time zone) FROM PUBLIC;
 
 -- The retention predicate, shared by the sweep and its dry run so the two
 -- cannot disagree. A segment qualifies as a whole, by its newest frame
@@ -160,6 +166,7 @@ CREATE OR REPLACE FUNCTION lethe.retention_rule(p_last_at timestamp with time zo
         WHEN p_last_at < p_retention_cutoff THEN 'retention'
     END
 $$;
+REVOKE ALL ON FUNCTION lethe.retention_rule(p_last_at timestamp with time zone, p_last_offset bigint, p_bound bigint, p_retention_cutoff timestamp with time zone, p_completed_cutoff timestamp with time zone, p_evict_cutoff timestamp with time zone) FROM PUBLIC;
 
 -- The dry run of sweep_step on one partition, with the same
 -- bound.
@@ -206,6 +213,7 @@ BEGIN
       FROM unnest(v_rules, v_count, v_bytes) AS d(rule, cnt, bytes)
      GROUP BY d.rule;
 END $$;
+REVOKE ALL ON FUNCTION lethe.sweep_preview(p_partition uuid, p_retention_cutoff timestamp with time zone, p_completed_cutoff timestamp with time zone, p_evict_cutoff timestamp with time zone, p_limit integer) FROM PUBLIC;
 
 -- One bounded step of the retention phase (retention and completed cutoffs)
 -- or the eviction phase (evict cutoff): under the partition row lock, walk
@@ -294,6 +302,7 @@ BEGIN
       FROM unnest(v_rules, v_count, v_bytes) AS d(rule, cnt, bytes)
      GROUP BY d.rule;
 END $$;
+REVOKE ALL ON FUNCTION lethe.sweep_step(p_partition uuid, p_retention_cutoff timestamp with time zone, p_completed_cutoff timestamp with time zone, p_evict_cutoff timestamp with time zone, p_batch integer, p_now timestamp with time zone) FROM PUBLIC;
 
 -- What each group had not consumed of the given segments (base and last
 -- offsets): the offsets at or past the one it wants next, and how many of
@@ -318,6 +327,11 @@ CREATE OR REPLACE FUNCTION lethe.unread_losses(p_partition uuid, p_base bigint[]
                      ORDER BY g.group_name)
       FROM per_group g
 $$;
+REVOKE ALL ON FUNCTION lethe.unread_losses(p_partition uuid, p_base bigint[], p_last bigint[]) FROM PUBLIC;
+
+--
+-- PostgreSQL database dump complete
+--
 
 SET default_tablespace = '';
 

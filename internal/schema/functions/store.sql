@@ -22,6 +22,7 @@ CREATE OR REPLACE FUNCTION lethe.store_judged_at(p_partition uuid, p_offset bigi
           WHERE s.partition_id = p_partition AND s.base_offset > p_offset
           ORDER BY s.base_offset LIMIT 1))
 $$;
+REVOKE ALL ON FUNCTION lethe.store_judged_at(p_partition uuid, p_offset bigint) FROM PUBLIC;
 
 -- lethe.store_offset_since looks from the tail first, as store.OffsetAt
 -- does (internal/store/lookup.go): the lag of a group that has not popped a
@@ -66,6 +67,7 @@ BEGIN
              WHERE s.partition_id = p_partition AND s.last_at >= p_at
              ORDER BY s.base_offset LIMIT 1);
 END $$;
+REVOKE ALL ON FUNCTION lethe.store_offset_since(p_partition uuid, p_at timestamp with time zone) FROM PUBLIC;
 
 -- What a partition stores: messages, segments, and frame bytes as written
 -- (before compression).
@@ -75,6 +77,7 @@ CREATE OR REPLACE FUNCTION lethe.store_partition_stats(p_partition uuid, OUT mes
     SELECT coalesce(sum(s.frame_count), 0)::bigint, count(*), coalesce(sum(s.byte_size), 0)::bigint
       FROM lethe.segments s WHERE s.partition_id = p_partition
 $$;
+REVOKE ALL ON FUNCTION lethe.store_partition_stats(p_partition uuid, OUT messages bigint, OUT segments bigint, OUT bytes bigint) FROM PUBLIC;
 
 -- When the message at p_offset of a partition was created, or when the
 -- first one after it was, if p_offset is not stored: the first_at of its
@@ -94,3 +97,4 @@ CREATE OR REPLACE FUNCTION lethe.store_time_at(p_partition uuid, p_offset bigint
           WHERE s.partition_id = p_partition AND s.base_offset > p_offset
           ORDER BY s.base_offset LIMIT 1))
 $$;
+REVOKE ALL ON FUNCTION lethe.store_time_at(p_partition uuid, p_offset bigint) FROM PUBLIC;

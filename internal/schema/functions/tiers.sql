@@ -35,6 +35,7 @@ BEGIN
                         rc.move_bytes, rc.hold_messages, rc.hold_bytes
                    FROM lethe.retention_changes rc WHERE rc.queue_id = p_queue;
 END $$;
+REVOKE ALL ON FUNCTION lethe.confirm_tier(p_queue bigint, p_now timestamp with time zone) FROM PUBLIC;
 
 -- One bounded step of dropping a detached leaf, for one partition it held:
 -- with quarantined: purge, up to p_batch dead letters of the messages the
@@ -94,6 +95,7 @@ BEGIN
     UPDATE lethe.leaves SET audited_through = p_partition WHERE name = p_leaf;
     RETURN QUERY SELECT v_segs, v_frames, v_bytes, v_dl, true;
 END $_$;
+REVOKE ALL ON FUNCTION lethe.drop_partition_step(p_leaf text, p_partition uuid, p_rule text, p_batch integer, p_now timestamp with time zone) FROM PUBLIC;
 
 -- Finishes queue p_queue's running change when none of its segments is
 -- left outside its tier and the held area: done, then a value that waited
@@ -122,6 +124,7 @@ BEGIN
     END IF;
     RETURN true;
 END $$;
+REVOKE ALL ON FUNCTION lethe.finish_tier_change(p_queue bigint, p_now timestamp with time zone) FROM PUBLIC;
 
 -- Asks for queue p_queue to have tier p_tier, under the queue's row lock:
 --   * a change is running: the value waits (next_tier; a later value
@@ -197,6 +200,7 @@ BEGIN
            rc.move_messages, rc.move_bytes, rc.hold_messages, rc.hold_bytes
       FROM (SELECT 1) one LEFT JOIN lethe.retention_changes rc ON rc.queue_id = p_queue AND rc.state <> 'done';
 END $$;
+REVOKE ALL ON FUNCTION lethe.request_tier(p_queue bigint, p_tier text, p_now timestamp with time zone) FROM PUBLIC;
 
 -- What settling a segment does, the one rule the tier check, tier changes
 -- and their announcement share: 'move' into the queue's tier when that
@@ -213,6 +217,7 @@ CREATE OR REPLACE FUNCTION lethe.settle_action(p_queue_tier text, p_seg_tier tex
         ELSE 'drop'
     END
 $$;
+REVOKE ALL ON FUNCTION lethe.settle_action(p_queue_tier text, p_seg_tier text, p_at timestamp with time zone, p_last_offset bigint, p_bound bigint, p_now timestamp with time zone) FROM PUBLIC;
 
 -- Where the tier check's settling of one partition in leaf p_leaf may
 -- start: nothing before the segment holding the partition's consumed bound
@@ -243,6 +248,7 @@ BEGIN
        INTO v_from USING p_partition, v_bound;
     RETURN coalesce(v_from, v_bound);
 END $_$;
+REVOKE ALL ON FUNCTION lethe.settle_start(p_partition uuid, p_leaf text, p_leaf_tier text) FROM PUBLIC;
 
 -- One bounded step settling the segments of one partition, from offset
 -- p_from on: those of the leaf p_leaf (the tier check, before the leaf is
@@ -360,6 +366,7 @@ BEGIN
       FROM unnest(v_acts, v_count, v_bytes) AS a(act, cnt, bytes)
      GROUP BY a.act;
 END $_$;
+REVOKE ALL ON FUNCTION lethe.settle_step(p_partition uuid, p_leaf text, p_tiers text[], p_from bigint, p_batch integer, p_budget bigint, p_now timestamp with time zone) FROM PUBLIC;
 
 -- What changing queue p_queue to tier p_to would do now, by action (move,
 -- hold, drop): the announcement of a tier change, with the rule the change
@@ -379,3 +386,4 @@ CREATE OR REPLACE FUNCTION lethe.tier_change_preview(p_queue bigint, p_to text, 
      WHERE a.act IS NOT NULL
      GROUP BY a.act
 $$;
+REVOKE ALL ON FUNCTION lethe.tier_change_preview(p_queue bigint, p_to text, p_now timestamp with time zone) FROM PUBLIC;

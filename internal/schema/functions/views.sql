@@ -1,3 +1,7 @@
+-- The read models defined in SQL: lag, the queues' rule windows, and the
+-- time to loss over them. In dependency order (a view must follow those it
+-- reads), after every function file (views.sql sorts last).
+
 -- Lag, defined once: where every consumer group stands on every partition
 -- of the queues it reads, and how many messages it has left there. The
 -- API's consumer-group and status read models (internal/inspect) and the
@@ -69,6 +73,29 @@ CREATE OR REPLACE VIEW lethe.group_lag AS
     GREATEST((pl.next_offset - pl.first_unconsumed), (0)::bigint) AS offset_lag
    FROM placed pl;
 
+-- Each queue's rule windows in seconds, defined once: NULL is a rule that
+-- is off, and every rule is off while the queue is held.
+-- lethe.retention_cutoffs (the sweep, its dry run and the status) and the
+-- time to loss (lethe.group_loss) read it.
+CREATE OR REPLACE VIEW lethe.queue_windows AS
+ SELECT q.id AS queue_id,
+    q.name AS queue_name,
+        CASE
+            WHEN (q.retention_enabled AND (q.retention_seconds > 0) AND (NOT h.held)) THEN (q.retention_seconds)::bigint
+            ELSE NULL::bigint
+        END AS retention_seconds,
+        CASE
+            WHEN (q.retention_enabled AND (q.completed_retention_seconds > 0) AND (NOT h.held)) THEN (q.completed_retention_seconds)::bigint
+            ELSE NULL::bigint
+        END AS completed_seconds,
+        CASE
+            WHEN ((q.max_wait_time_seconds > 0) AND (NOT h.held)) THEN (q.max_wait_time_seconds)::bigint
+            ELSE NULL::bigint
+        END AS evict_seconds,
+    (GREATEST(q.dedup_window_seconds, q.completed_retention_seconds, 900))::bigint AS txn_seconds
+   FROM (lethe.queues q
+     CROSS JOIN LATERAL ( SELECT lethe.queue_held(q.id) AS held) h);
+
 -- lethe.group_lag with, where a group has unread messages
 -- on a partition and its queue a rule that deletes them, when the first of
 -- them is lost (loss_at), and that rule (loss_rule, also where nothing is
@@ -106,26 +133,3 @@ CREATE OR REPLACE VIEW lethe.group_loss AS
                 END AS rule
            FROM lethe.queue_windows qw
           WHERE ((qw.retention_seconds IS NOT NULL) OR (qw.evict_seconds IS NOT NULL))) w ON ((w.queue_id = gl.queue_id)));
-
--- Each queue's rule windows in seconds, defined once: NULL is a rule that
--- is off, and every rule is off while the queue is held.
--- lethe.retention_cutoffs (the sweep, its dry run and the status) and the
--- time to loss (lethe.group_loss) read it.
-CREATE OR REPLACE VIEW lethe.queue_windows AS
- SELECT q.id AS queue_id,
-    q.name AS queue_name,
-        CASE
-            WHEN (q.retention_enabled AND (q.retention_seconds > 0) AND (NOT h.held)) THEN (q.retention_seconds)::bigint
-            ELSE NULL::bigint
-        END AS retention_seconds,
-        CASE
-            WHEN (q.retention_enabled AND (q.completed_retention_seconds > 0) AND (NOT h.held)) THEN (q.completed_retention_seconds)::bigint
-            ELSE NULL::bigint
-        END AS completed_seconds,
-        CASE
-            WHEN ((q.max_wait_time_seconds > 0) AND (NOT h.held)) THEN (q.max_wait_time_seconds)::bigint
-            ELSE NULL::bigint
-        END AS evict_seconds,
-    (GREATEST(q.dedup_window_seconds, q.completed_retention_seconds, 900))::bigint AS txn_seconds
-   FROM (lethe.queues q
-     CROSS JOIN LATERAL ( SELECT lethe.queue_held(q.id) AS held) h);
