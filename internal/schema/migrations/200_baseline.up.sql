@@ -84,8 +84,8 @@ ALTER TABLE ONLY lethe.partitions
 
 -- The log itself. A segment is one row holding frame_count length-prefixed
 -- frames with the contiguous offsets base_offset..last_offset. Partitioned
--- by tier (one child per retentionTier, plus held for the queues under a
--- retention hold), each child by range of appended_at into leaves that
+-- by tier (one child per retentionTier, plus the held area), each child
+-- by range of appended_at into leaves that
 -- lethe.ensure_leaves creates ahead of the clock; a tier's expiry drops
 -- whole leaves. appended_at is the reading of the append that wrote the
 -- segment (never earlier than the partition's previous one); moves between
@@ -105,90 +105,27 @@ CREATE TABLE lethe.segments (
 PARTITION BY LIST (tier);
 
 -- Segments of queues whose retentionTier is 1w.
-CREATE TABLE lethe.segments_1w (
-    partition_id uuid NOT NULL,
-    base_offset bigint NOT NULL,
-    last_offset bigint NOT NULL,
-    frame_count integer NOT NULL,
-    first_at timestamp with time zone NOT NULL,
-    last_at timestamp with time zone NOT NULL,
-    byte_size integer NOT NULL,
-    frames bytea NOT NULL,
-    tier text NOT NULL,
-    appended_at timestamp with time zone NOT NULL
-)
-PARTITION BY RANGE (appended_at);
-
-ALTER TABLE ONLY lethe.segments ATTACH PARTITION lethe.segments_1w FOR VALUES IN ('1w');
+CREATE TABLE lethe.segments_1w PARTITION OF lethe.segments FOR VALUES IN ('1w')
+    PARTITION BY RANGE (appended_at);
 
 -- Segments of queues whose retentionTier is 3w.
-CREATE TABLE lethe.segments_3w (
-    partition_id uuid NOT NULL,
-    base_offset bigint NOT NULL,
-    last_offset bigint NOT NULL,
-    frame_count integer NOT NULL,
-    first_at timestamp with time zone NOT NULL,
-    last_at timestamp with time zone NOT NULL,
-    byte_size integer NOT NULL,
-    frames bytea NOT NULL,
-    tier text NOT NULL,
-    appended_at timestamp with time zone NOT NULL
-)
-PARTITION BY RANGE (appended_at);
-
-ALTER TABLE ONLY lethe.segments ATTACH PARTITION lethe.segments_3w FOR VALUES IN ('3w');
+CREATE TABLE lethe.segments_3w PARTITION OF lethe.segments FOR VALUES IN ('3w')
+    PARTITION BY RANGE (appended_at);
 
 -- Segments of queues whose retentionTier is 7w.
-CREATE TABLE lethe.segments_7w (
-    partition_id uuid NOT NULL,
-    base_offset bigint NOT NULL,
-    last_offset bigint NOT NULL,
-    frame_count integer NOT NULL,
-    first_at timestamp with time zone NOT NULL,
-    last_at timestamp with time zone NOT NULL,
-    byte_size integer NOT NULL,
-    frames bytea NOT NULL,
-    tier text NOT NULL,
-    appended_at timestamp with time zone NOT NULL
-)
-PARTITION BY RANGE (appended_at);
+CREATE TABLE lethe.segments_7w PARTITION OF lethe.segments FOR VALUES IN ('7w')
+    PARTITION BY RANGE (appended_at);
 
-ALTER TABLE ONLY lethe.segments ATTACH PARTITION lethe.segments_7w FOR VALUES IN ('7w');
+-- Segments of queues whose retentionTier is forever (the default): no
+-- leaf of it expires; the queue's rules delete its segments.
+CREATE TABLE lethe.segments_forever PARTITION OF lethe.segments FOR VALUES IN ('forever')
+    PARTITION BY RANGE (appended_at);
 
--- Segments of queues with no tier (kept until a rule deletes them).
-CREATE TABLE lethe.segments_forever (
-    partition_id uuid NOT NULL,
-    base_offset bigint NOT NULL,
-    last_offset bigint NOT NULL,
-    frame_count integer NOT NULL,
-    first_at timestamp with time zone NOT NULL,
-    last_at timestamp with time zone NOT NULL,
-    byte_size integer NOT NULL,
-    frames bytea NOT NULL,
-    tier text NOT NULL,
-    appended_at timestamp with time zone NOT NULL
-)
-PARTITION BY RANGE (appended_at);
-
-ALTER TABLE ONLY lethe.segments ATTACH PARTITION lethe.segments_forever FOR VALUES IN ('forever');
-
--- The held area: segments moved out of their tier while a retention hold
--- keeps them, so that no leaf drop removes them.
-CREATE TABLE lethe.segments_held (
-    partition_id uuid NOT NULL,
-    base_offset bigint NOT NULL,
-    last_offset bigint NOT NULL,
-    frame_count integer NOT NULL,
-    first_at timestamp with time zone NOT NULL,
-    last_at timestamp with time zone NOT NULL,
-    byte_size integer NOT NULL,
-    frames bytea NOT NULL,
-    tier text NOT NULL,
-    appended_at timestamp with time zone NOT NULL
-)
-PARTITION BY RANGE (appended_at);
-
-ALTER TABLE ONLY lethe.segments ATTACH PARTITION lethe.segments_held FOR VALUES IN ('held');
+-- The held area: segments a tier no longer keeps (a leaf past its window,
+-- a shortened tier) while some consumer group still wants a frame of them;
+-- a held leaf goes once nobody does.
+CREATE TABLE lethe.segments_held PARTITION OF lethe.segments FOR VALUES IN ('held')
+    PARTITION BY RANGE (appended_at);
 
 -- TOAST compresses segment payloads with lz4 where the server was built
 -- with it (pglz otherwise): frames of JSON compress well.
