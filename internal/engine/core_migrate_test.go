@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lethe-mq/lethe/api"
@@ -17,43 +16,37 @@ import (
 	"github.com/lethe-mq/lethe/internal/frame"
 	"github.com/lethe-mq/lethe/internal/pgtest"
 	"github.com/lethe-mq/lethe/internal/schema"
+	"github.com/lethe-mq/lethe/internal/schema/schematest"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
-// migrateBefore applies the migrations before version, as a database in the
-// field has them.
+// migrateBefore applies the migrations of the replaced chain before
+// version, as a database in the field has them.
 func migrateBefore(t *testing.T, pool *pgxpool.Pool, version int) {
 	t.Helper()
 	migrateWithout(t, pool, func(v int) bool { return v >= version })
 }
 
-// migrateWithout applies, in order, every migration but those skip names:
-// the schema of a database that never ran them.
+// migrateWithout applies, in order, every migration of the replaced chain
+// but those skip names: the schema of a database that never ran them.
 func migrateWithout(t *testing.T, pool *pgxpool.Pool, skip func(version int) bool) {
 	t.Helper()
+	if err := schematest.ApplyLegacy(context.Background(), pool, func(v int) bool { return !skip(v) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// migrateOldDatabase brings a database of the replaced chain to its last
+// migration, as the release that carried it did at start, then migrates
+// it as this lethe does (adoption).
+func migrateOldDatabase(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
 	ctx := context.Background()
-	migs, err := schema.Migrations()
-	if err != nil {
-		t.Fatal(err)
+	if err := schematest.ApplyLegacy(ctx, pool, schematest.All); err != nil {
+		t.Fatalf("replaced chain: %v", err)
 	}
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA lethe; CREATE TABLE lethe.schema_migrations (
-		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migs {
-		if skip(m.Version) {
-			continue
-		}
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, m.SQL); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `INSERT INTO lethe.schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
-			return err
-		})
-		if err != nil {
-			t.Fatalf("migration %d: %v", m.Version, err)
-		}
+	if _, err := schema.Migrate(ctx, pool); err != nil {
+		t.Fatalf("migrate: %v", err)
 	}
 }
 
@@ -96,9 +89,7 @@ func TestCoreMigration021CarriesLeasesOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := schema.Migrate(ctx, pool); err != nil {
-		t.Fatalf("migrate from 010: %v", err)
-	}
+	migrateOldDatabase(t, pool)
 	eng := engine.New(pool, engine.Config{Clock: clock.NewFake(coreT0), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(eng.Close)
 	res, err := eng.Ack(ctx, []api.AckRequest{{TransactionID: "t2", PartitionID: pid.String(), LeaseID: leaseID.String(), ConsumerGroup: "g"}}, "")
@@ -133,9 +124,7 @@ func TestCoreMigration072ResetsTheUnenforcedTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := schema.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	migrateOldDatabase(t, pool)
 	eng := engine.New(pool, engine.Config{Clock: clock.NewFake(coreT0), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(eng.Close)
 	q, err := eng.GetQueue(ctx, "old")

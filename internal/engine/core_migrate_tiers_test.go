@@ -17,7 +17,6 @@ import (
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/frame"
 	"github.com/lethe-mq/lethe/internal/pgtest"
-	"github.com/lethe-mq/lethe/internal/schema"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
@@ -72,9 +71,7 @@ func TestCoreMigration050KeepsEveryMessage(t *testing.T) {
 		pids[0], coreT0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := schema.Migrate(ctx, pool); err != nil {
-		t.Fatalf("migrate to tiers: %v", err)
-	}
+	migrateOldDatabase(t, pool)
 	var legacy int64
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM lethe.segments_forever_legacy`).Scan(&legacy); err != nil || legacy != 6 {
 		t.Fatalf("legacy leaf holds %d segments (%v), want the 6 written before the migration", legacy, err)

@@ -50,8 +50,14 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) error {
 		UnknownMigrations: st.Unknown}
 	if !st.Ready() {
 		body.Status = "not ready"
-		body.Reason = fmt.Sprintf("the database lacks migrations %v of this binary: start lethe once with rights to migrate "+
-			"(it migrates at start)", st.Missing)
+		lacks := fmt.Sprintf("migrations %v", st.Missing)
+		if len(st.Missing) == 0 {
+			lacks = "the stored functions"
+		} else if st.FunctionsMissing {
+			lacks += " and the stored functions"
+		}
+		body.Reason = "the database lacks " + lacks + " of this binary: start lethe once with rights to migrate " +
+			"(it migrates at start)"
 		s.notReady(w, r, body)
 		return nil
 	}

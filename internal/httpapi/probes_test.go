@@ -58,6 +58,26 @@ func TestReadyComparesMigrations(t *testing.T) {
 	}
 }
 
+// /ready wants this binary's stored functions: a database that never
+// recorded the checksum of its function files is 503, saying so.
+func TestReadyWantsTheFunctions(t *testing.T) {
+	t.Parallel()
+	r := startCoreReplica(t, nil)
+	r.call("GET", "/ready", "", http.StatusOK, nil)
+	if _, err := r.srv.Pool.Exec(t.Context(), "DELETE FROM lethe.schema_repeatables"); err != nil {
+		t.Fatal(err)
+	}
+	res := r.do("GET", "/ready", "")
+	var ready api.Ready
+	if err := json.Unmarshal(res.body, &ready); err != nil {
+		t.Fatal(err)
+	}
+	if res.status != http.StatusServiceUnavailable || len(ready.MissingMigrations) != 0 ||
+		!strings.Contains(ready.Reason, "stored functions") {
+		t.Errorf("GET /ready without the function files' checksum: %d %+v, want 503 naming the stored functions", res.status, ready)
+	}
+}
+
 // /health is liveness only: with the database gone it still answers 200
 // (a liveness probe must not restart lethe for a database outage), with
 // the version; /ready answers 503.

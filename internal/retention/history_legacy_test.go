@@ -6,12 +6,11 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/pgtest"
 	"github.com/lethe-mq/lethe/internal/schema"
+	"github.com/lethe-mq/lethe/internal/schema/schematest"
 )
 
 // Rows written before migration 110 (one per step and partition, losses
@@ -22,27 +21,8 @@ func TestHistoryRowsFromBefore110ReadTheSame(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.NewEmptyDatabase(t)
 	pool := newPool(t, dsn)
-	migs, err := schema.Migrations()
-	if err != nil {
+	if err := schematest.ApplyLegacy(ctx, pool, func(v int) bool { return v < 110 }); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `CREATE SCHEMA lethe; CREATE TABLE lethe.schema_migrations (
-		version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migs {
-		if m.Version >= 110 {
-			continue
-		}
-		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, m.SQL); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `INSERT INTO lethe.schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
-			return err
-		}); err != nil {
-			t.Fatalf("migration %d: %v", m.Version, err)
-		}
 	}
 	// Two steps of one cycle on partitions p and r, the old way.
 	if _, err := pool.Exec(ctx, `
@@ -51,6 +31,9 @@ func TestHistoryRowsFromBefore110ReadTheSame(t *testing.T) {
 		VALUES ($1, 'q', 'p', gen_random_uuid(), 'retention', 2, 6, 60, 0, 5,
 		        '[{"group": "g", "messages": 4, "fromOffset": 2, "toOffset": 5, "leased": 1}]'),
 		       ($1, 'q', 'r', gen_random_uuid(), 'retention', 1, 3, 30, 7, 9, NULL)`, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := schematest.ApplyLegacy(ctx, pool, schematest.All); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := schema.Migrate(ctx, pool); err != nil {

@@ -1,6 +1,8 @@
 // Package schema owns lethe's tables. Migrations are numbered SQL files
 // embedded in the binary and applied at start under an advisory lock, so
-// several replicas starting at once apply each exactly once.
+// several replicas starting at once apply each exactly once; the stored
+// functions, views and triggers (functions/*.sql) are applied after them,
+// under the same lock, whenever their checksum is not recorded yet.
 package schema
 
 import (
@@ -60,7 +62,9 @@ func Migrations() ([]Migration, error) {
 }
 
 // Migrate brings the lethe schema up to date. It returns the versions it
-// applied (none when the schema was current).
+// applied (none when the schema was current), the baseline included when
+// it adopted a database of the replaced chain (legacy.go); the function
+// files are applied after them when their checksum is new.
 //
 // It needs no right on the database once schema lethe exists: a role that
 // owns only that schema can start lethe (docs/operations.md lists the
@@ -70,6 +74,14 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	funcs, err := LoadFunctions()
+	if err != nil {
+		return nil, err
+	}
+	return migrate(ctx, pool, migs, funcs)
+}
+
+func migrate(ctx context.Context, pool *pgxpool.Pool, migs []Migration, funcs Functions) ([]int, error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -89,7 +101,17 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	adopted, err := adoptLegacy(ctx, conn.Conn(), applied)
+	if err != nil {
+		return nil, err
+	}
 	var done []int
+	if adopted {
+		done = append(done, baselineVersion)
+	}
+	if err := bootstrapRepeatables(ctx, conn.Conn()); err != nil {
+		return done, err
+	}
 	for _, m := range migs {
 		if applied[m.Version] {
 			continue
@@ -98,6 +120,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]int, error) {
 			return done, err
 		}
 		done = append(done, m.Version)
+	}
+	if _, err := applyFunctions(ctx, conn.Conn(), funcs); err != nil {
+		return done, err
 	}
 	return done, nil
 }
@@ -126,6 +151,21 @@ func bootstrap(ctx context.Context, conn *pgx.Conn) error {
 			applied_at timestamptz NOT NULL DEFAULT now()
 		)`); err != nil {
 		return fmt.Errorf("migrate: create lethe.schema_migrations: %w%s", err, privilegeHint(ctx, conn, err))
+	}
+	return nil
+}
+
+// bootstrapRepeatables creates lethe.schema_repeatables when missing.
+func bootstrapRepeatables(ctx context.Context, conn *pgx.Conn) error {
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('lethe.schema_repeatables') IS NOT NULL`).Scan(&exists); err != nil {
+		return fmt.Errorf("migrate: look for lethe.schema_repeatables: %w", err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, createRepeatablesTable); err != nil {
+		return fmt.Errorf("migrate: create lethe.schema_repeatables: %w%s", err, privilegeHint(ctx, conn, err))
 	}
 	return nil
 }

@@ -99,6 +99,19 @@ func TestMigrateConcurrentOnFreshDatabase(t *testing.T) {
 	if want := allVersions(t); !slices.Equal(all, want) {
 		t.Errorf("replicas applied %v between them, want each of %v exactly once", all, want)
 	}
+	if n := repeatableRows(t, pools[0]); n != 1 {
+		t.Errorf("the function files were applied %d times between the replicas, want once", n)
+	}
+}
+
+// repeatableRows counts the applications of function files recorded.
+func repeatableRows(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM lethe.schema_repeatables`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // Nothing in schema lethe may be granted to PUBLIC: a database user who is
