@@ -118,9 +118,9 @@ func (s *Service) settled(res *CycleResult, st store.Settled) {
 	res.addSettled(st)
 	for rule, m := range st.ByRule {
 		switch rule {
-		case store.RuleTierChange:
+		case RuleTierChange:
 			s.metrics.deleted(rule, Amount{Segments: m.Segments, Frames: m.Frames, Bytes: m.Bytes})
-		case store.RuleTierMove, store.RuleHeldMove:
+		case RuleTierMove, RuleHeldMove:
 			s.metrics.moved.WithLabelValues(rule).Add(float64(m.Frames))
 		}
 	}
