@@ -11,6 +11,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/apierr"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/retention"
 )
 
@@ -19,9 +20,6 @@ import (
 type Retention interface {
 	Status(ctx context.Context, queue string) (*retention.Status, error)
 	History(ctx context.Context, q retention.HistoryQuery) ([]retention.HistoryEntry, error)
-	RetentionAnalytics(ctx context.Context, from, to time.Time, queue string) (*retention.RetentionSeries, error)
-	// View lists the time partitions, the held area and tier changes.
-	View(ctx context.Context) (*api.RetentionView, error)
 	// Explain states the bounds of a message's life in a queue.
 	Explain(ctx context.Context, queue string) (*api.RetentionExplain, error)
 	// Doctor checks the deployment against the checkpoints of
@@ -88,7 +86,7 @@ func (s *Server) retentionHistory(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"timeRange": retention.TimeRange{From: hq.From, To: hq.To}, "entries": entries})
+	writeJSON(w, http.StatusOK, map[string]any{"timeRange": inspect.TimeRange{From: hq.From, To: hq.To}, "entries": entries})
 	return nil
 }
 
@@ -147,7 +145,7 @@ func (s *Server) retentionAnalytics(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	series, err := s.retention.RetentionAnalytics(r.Context(), from, to, names["queue"])
+	series, err := s.inspect.RetentionAnalytics(r.Context(), from, to, names["queue"])
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/retention"
 )
 
@@ -28,7 +29,7 @@ func TestRetentionRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var series retention.RetentionSeries
+	var series inspect.RetentionSeries
 	r.call("GET", "/api/v1/analytics/retention?queue=q", "", http.StatusOK, &series)
 	if series.BucketMinutes != 15 || len(series.Series) != 1 || series.Totals.EvictionMsgs != 3 ||
 		series.Totals.TotalMsgs != 3 || series.Totals.EventCount != 1 {

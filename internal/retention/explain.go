@@ -37,7 +37,7 @@ func (s *Service) Explain(ctx context.Context, queue string) (*api.RetentionExpl
 	}
 	x.Bounds = append(x.Bounds, holds...)
 	x.Bounds = append(x.Bounds, explainBounds(q, s.cfg)...)
-	changes, err := s.changes(ctx, queue)
+	changes, err := s.reads.TierChanges(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
