@@ -19,7 +19,6 @@ import (
 // Service).
 type Retention interface {
 	Status(ctx context.Context, queue string) (*retention.Status, error)
-	History(ctx context.Context, q retention.HistoryQuery) ([]retention.HistoryEntry, error)
 	// Explain states the bounds of a message's life in a queue.
 	Explain(ctx context.Context, queue string) (*api.RetentionExplain, error)
 	// Doctor checks the deployment against the checkpoints of
@@ -82,7 +81,7 @@ func (s *Server) retentionHistory(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	entries, err := s.retention.History(r.Context(), hq)
+	entries, err := s.inspect.RetentionHistory(r.Context(), hq)
 	if err != nil {
 		return err
 	}
@@ -92,8 +91,8 @@ func (s *Server) retentionHistory(w http.ResponseWriter, r *http.Request) error 
 
 // historyQuery reads queue, rule, lostOnly, limit, and the range: from/to,
 // or since (a duration back from to).
-func historyQuery(r *http.Request, now time.Time) (retention.HistoryQuery, error) {
-	var hq retention.HistoryQuery
+func historyQuery(r *http.Request, now time.Time) (inspect.HistoryQuery, error) {
+	var hq inspect.HistoryQuery
 	q, err := query(r)
 	if err != nil {
 		return hq, err
@@ -108,7 +107,7 @@ func historyQuery(r *http.Request, now time.Time) (retention.HistoryQuery, error
 			return hq, apierr.Field(apierr.Invalid, "since", "since must be a positive duration such as 24h or 90m, got %q", v)
 		}
 	}
-	hq = retention.HistoryQuery{Queue: names["queue"], Rule: q.Get("rule"), Limit: historyLimitDefault}
+	hq = inspect.HistoryQuery{Queue: names["queue"], Rule: q.Get("rule"), Limit: historyLimitDefault}
 	if hq.From, hq.To, err = window(q, now, span, rangeMax); err != nil {
 		return hq, err
 	}

@@ -35,7 +35,7 @@ func TestRetentionRoutes(t *testing.T) {
 		series.Totals.TotalMsgs != 3 || series.Totals.EventCount != 1 {
 		t.Fatalf("analytics = %+v", series)
 	}
-	var hist struct{ Entries []retention.HistoryEntry }
+	var hist struct{ Entries []inspect.HistoryEntry }
 	r.call("GET", "/api/v1/retention/history?queue=q&lostOnly=true", "", http.StatusOK, &hist)
 	if len(hist.Entries) != 1 || hist.Entries[0].Lost[0].Group != "g" || hist.Entries[0].Lost[0].Leased != 3 {
 		t.Fatalf("history = %+v, want g's loss of 3 leased messages", hist.Entries)

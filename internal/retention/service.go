@@ -18,7 +18,7 @@ import (
 // run one each on the same database: the advisory lock lets one sweep per
 // cycle.
 type Service struct {
-	// pool serves the read models (status, history, explain); the loop
+	// pool serves the read models (status, explain); the loop
 	// never takes a connection from it.
 	pool     *pgxpool.Pool
 	connConf *pgx.ConnConfig
