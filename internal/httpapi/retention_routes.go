@@ -11,6 +11,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/apierr"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/retention"
 )
 
@@ -18,10 +19,6 @@ import (
 // Service).
 type Retention interface {
 	Status(ctx context.Context, queue string) (*retention.Status, error)
-	History(ctx context.Context, q retention.HistoryQuery) ([]retention.HistoryEntry, error)
-	RetentionAnalytics(ctx context.Context, from, to time.Time, queue string) (*retention.RetentionSeries, error)
-	// View lists the time partitions, the held area and tier changes.
-	View(ctx context.Context) (*api.RetentionView, error)
 	// Explain states the bounds of a message's life in a queue.
 	Explain(ctx context.Context, queue string) (*api.RetentionExplain, error)
 	// Doctor checks the deployment against the checkpoints of
@@ -84,18 +81,18 @@ func (s *Server) retentionHistory(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	entries, err := s.retention.History(r.Context(), hq)
+	entries, err := s.inspect.RetentionHistory(r.Context(), hq)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"timeRange": retention.TimeRange{From: hq.From, To: hq.To}, "entries": entries})
+	writeJSON(w, http.StatusOK, map[string]any{"timeRange": inspect.TimeRange{From: hq.From, To: hq.To}, "entries": entries})
 	return nil
 }
 
 // historyQuery reads queue, rule, lostOnly, limit, and the range: from/to,
 // or since (a duration back from to).
-func historyQuery(r *http.Request, now time.Time) (retention.HistoryQuery, error) {
-	var hq retention.HistoryQuery
+func historyQuery(r *http.Request, now time.Time) (inspect.HistoryQuery, error) {
+	var hq inspect.HistoryQuery
 	q, err := query(r)
 	if err != nil {
 		return hq, err
@@ -110,7 +107,7 @@ func historyQuery(r *http.Request, now time.Time) (retention.HistoryQuery, error
 			return hq, apierr.Field(apierr.Invalid, "since", "since must be a positive duration such as 24h or 90m, got %q", v)
 		}
 	}
-	hq = retention.HistoryQuery{Queue: names["queue"], Rule: q.Get("rule"), Limit: historyLimitDefault}
+	hq = inspect.HistoryQuery{Queue: names["queue"], Rule: q.Get("rule"), Limit: historyLimitDefault}
 	if hq.From, hq.To, err = window(q, now, span, rangeMax); err != nil {
 		return hq, err
 	}
@@ -147,7 +144,7 @@ func (s *Server) retentionAnalytics(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	series, err := s.retention.RetentionAnalytics(r.Context(), from, to, names["queue"])
+	series, err := s.inspect.RetentionAnalytics(r.Context(), from, to, names["queue"])
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/retention"
 )
 
@@ -28,13 +29,13 @@ func TestRetentionRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var series retention.RetentionSeries
+	var series inspect.RetentionSeries
 	r.call("GET", "/api/v1/analytics/retention?queue=q", "", http.StatusOK, &series)
 	if series.BucketMinutes != 15 || len(series.Series) != 1 || series.Totals.EvictionMsgs != 3 ||
 		series.Totals.TotalMsgs != 3 || series.Totals.EventCount != 1 {
 		t.Fatalf("analytics = %+v", series)
 	}
-	var hist struct{ Entries []retention.HistoryEntry }
+	var hist struct{ Entries []inspect.HistoryEntry }
 	r.call("GET", "/api/v1/retention/history?queue=q&lostOnly=true", "", http.StatusOK, &hist)
 	if len(hist.Entries) != 1 || hist.Entries[0].Lost[0].Group != "g" || hist.Entries[0].Lost[0].Leased != 3 {
 		t.Fatalf("history = %+v, want g's loss of 3 leased messages", hist.Entries)

@@ -19,7 +19,7 @@ func (s *Server) retentionTiers(w http.ResponseWriter, r *http.Request) error {
 	if s.retention == nil {
 		return errNoRetention
 	}
-	v, err := s.retention.View(r.Context())
+	v, err := s.inspect.RetentionView(r.Context())
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 // Package inspect is lethe's read models: the server overview, queue and
 // partition status, consumer groups and their lag, the message browser,
-// dead-letter listing and the database's statistics. It only reads; the
+// dead-letter listing, the database's statistics, and of retention the
+// audit history, the analytics series and the tier view. It only reads; the
 // log's writes (push, pop, ack, seek, replay) are the engine's. Its answers
 // are the wire types of package api, which the server, the CLI and the Go
 // client share. Stored frames are read through internal/store; lag is the

@@ -3,7 +3,6 @@ package retention
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,20 +49,8 @@ func (s *Service) changePhase(ctx context.Context, conn *pgx.Conn, now time.Time
 	return nil
 }
 
-// outsideTiers are the tiers other than t where a queue of tier t may
-// still have segments to settle (not the held area).
-func outsideTiers(t string) []string {
-	var out []string
-	for _, q := range tier.Queue {
-		if string(q) != t {
-			out = append(out, string(q))
-		}
-	}
-	return slices.Clip(out)
-}
-
 func (s *Service) runChange(ctx context.Context, conn *pgx.Conn, c runningChange, now time.Time, res *CycleResult) error {
-	outside := outsideTiers(c.tier)
+	outside := tier.Outside(c.tier)
 	var pids []uuid.UUID
 	err := s.step(ctx, PhaseChanges, 0, func(sctx context.Context) error {
 		var err error
@@ -118,9 +105,9 @@ func (s *Service) settled(res *CycleResult, st store.Settled) {
 	res.addSettled(st)
 	for rule, m := range st.ByRule {
 		switch rule {
-		case store.RuleTierChange:
+		case RuleTierChange:
 			s.metrics.deleted(rule, Amount{Segments: m.Segments, Frames: m.Frames, Bytes: m.Bytes})
-		case store.RuleTierMove, store.RuleHeldMove:
+		case RuleTierMove, RuleHeldMove:
 			s.metrics.moved.WithLabelValues(rule).Add(float64(m.Frames))
 		}
 	}

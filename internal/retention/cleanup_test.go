@@ -45,7 +45,7 @@ func TestEmptyIdlePartitionsAreDeletedAndDeadLettersPinThem(t *testing.T) {
 	if forgotten["q"] != 1 {
 		t.Fatalf("Forget calls = %v, want one for q", forgotten)
 	}
-	if h, _ := e.svc.History(e.ctx, HistoryQuery{Rule: RulePartitionCleanup, From: t0, To: e.clock.Now().Add(time.Second), Limit: 10}); len(h) != 1 || h[0].Partition != "empty" {
+	if h, _ := e.svc.reads.RetentionHistory(e.ctx, HistoryQuery{Rule: RulePartitionCleanup, From: t0, To: e.clock.Now().Add(time.Second), Limit: 10}); len(h) != 1 || h[0].Partition != "empty" {
 		t.Fatalf("cleanup history = %+v, want one row for partition empty", h)
 	}
 

@@ -85,8 +85,10 @@ func (s *Service) lock(ctx context.Context) (*pgx.Conn, bool, error) {
 	}
 }
 
-// cycle runs the phases in order. A failed step is recorded and the cycle
-// goes on; only an abort (context ended, connection broke) ends it early.
+// cycle builds the work list, then runs the registry's rules in order,
+// each rule's step under the loop's promises (Rule). A failed step is
+// recorded and the cycle goes on; only an abort (context ended, connection
+// broke) ends it early.
 func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, forceTiers bool, res *CycleResult) error {
 	now := res.StartedAt
 	var work []queueWork
@@ -112,34 +114,20 @@ func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, forceTiers bool, re
 		res.Partitions += q.Partitions
 		res.HeadsRead += q.HeadsRead
 	}
-	for _, phase := range []func(context.Context, *pgx.Conn, []queueWork, time.Time, *CycleResult) error{
-		s.retentionPhase, s.evictionPhase,
-	} {
-		if err := phase(ctx, conn, work, now, res); err != nil {
+	c := &cycleRun{conn: conn, work: work, now: now, forceTiers: forceTiers, res: res}
+	for _, r := range s.rules() {
+		step := r.step()
+		if step == nil {
+			continue // applied by the step of r.appliedBy()
+		}
+		err := step(ctx, s, c)
+		if err == nil {
+			continue
+		}
+		if aborts(err) {
 			return err
 		}
-	}
-	if err := s.changePhase(ctx, conn, now, res); err != nil {
-		if err := s.failed(ctx, conn, PhaseChanges, "", "", err, res); err != nil {
-			return err
-		}
-	}
-	if err := s.tierPhase(ctx, conn, now, forceTiers, res); err != nil {
-		if err := s.failed(ctx, conn, PhaseTiers, "", "", err, res); err != nil {
-			return err
-		}
-	}
-	if err := s.sidecarPhase(ctx, conn, now, res); err != nil {
-		if err := s.failed(ctx, conn, PhaseTxns, "", "", err, res); err != nil {
-			return err
-		}
-	}
-	if err := s.reclaimPhase(ctx, conn, now, res); err != nil {
-		return err
-	}
-	s.metricsPurge(ctx, conn, now, res)
-	if err := s.cleanupPhase(ctx, conn, now, res); err != nil {
-		if err := s.failed(ctx, conn, PhaseCleanup, "", "", err, res); err != nil {
+		if err := s.failed(ctx, conn, r.Phase(), "", "", err, res); err != nil {
 			return err
 		}
 	}
@@ -152,13 +140,13 @@ func (s *Service) cycle(ctx context.Context, conn *pgx.Conn, forceTiers bool, re
 // nothing further could succeed.
 func (s *Service) failed(ctx context.Context, conn *pgx.Conn, phase, queue, partition string, err error, res *CycleResult) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("retention: %s phase: %w", phase, ctx.Err())
+		return abortError{fmt.Errorf("retention: %s phase: %w", phase, ctx.Err())}
 	}
 	s.metrics.stepFailures.WithLabelValues(phase).Inc()
 	if conn.IsClosed() {
 		s.cfg.Logger.Error("retention step failed and the connection broke; the cycle stops", "phase", phase,
 			"queue", queue, "partition", partition, "error", err)
-		return fmt.Errorf("retention: %s phase on %s/%s: connection lost: %w", phase, queue, partition, err)
+		return abortError{fmt.Errorf("retention: %s phase on %s/%s: connection lost: %w", phase, queue, partition, err)}
 	}
 	res.Failures = append(res.Failures, StepFailure{Phase: phase, Queue: queue, Partition: partition, Err: err})
 	s.cfg.Logger.Error("retention step failed; the cycle goes on", "phase", phase,

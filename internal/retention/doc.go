@@ -14,6 +14,12 @@
 // rests so that it works at most MaxBusy of the time. Every cutoff of a
 // cycle comes from one reading of the injected clock.
 //
+// Each rule is one type in one file (rule_<name>.go, the contract in
+// rule.go) and one line of the registry (registry.go); a cycle builds its
+// work list, then runs the registry in order, and the loop keeps around
+// every rule's step what each owes: the test hook, the step timeout, the
+// duty cycle's rest and failure counting.
+//
 // Completed retention deletes only what every consumer group subscribed to
 // the queue has consumed (lethe.completed_bound); only retentionSeconds and
 // maxWaitTimeSeconds may delete unread data, and each such loss is recorded

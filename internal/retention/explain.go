@@ -17,37 +17,27 @@ import (
 // /api/v1/retention/explain/{queue}, lethe retention explain). The rules
 // all apply; whichever deletes a message first wins.
 func (s *Service) Explain(ctx context.Context, queue string) (*api.RetentionExplain, error) {
-	var enabled bool
-	var retention, completed, maxWait int64
+	var q explainQueue
 	x := &api.RetentionExplain{Queue: queue, Bounds: []api.RetentionBound{}}
 	err := s.pool.QueryRow(ctx, `
 		SELECT retention_tier, quarantined, required_groups, retention_enabled, retention_seconds,
 		       completed_retention_seconds, max_wait_time_seconds
 		  FROM lethe.queues WHERE name = $1`, queue).
-		Scan(&x.Tier, &x.Quarantined, &x.Required, &enabled, &retention, &completed, &maxWait)
+		Scan(&x.Tier, &x.Quarantined, &x.Required, &q.Enabled, &q.Retention, &q.Completed, &q.MaxWait)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownQueue, queue)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("explain retention of %s: %w", queue, err)
 	}
+	q.Tier, q.Quarantined = x.Tier, x.Quarantined
 	holds, err := s.holdBounds(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
 	x.Bounds = append(x.Bounds, holds...)
-	x.Bounds = append(x.Bounds, s.tierBound(tier.Tier(x.Tier), x.Quarantined))
-	cycle := s.cfg.Interval
-	if enabled && retention > 0 {
-		x.Bounds = append(x.Bounds, secondsBound("retentionSeconds", "every message, read or not (an unread loss is recorded per group)", retention, cycle))
-	}
-	if enabled && completed > 0 {
-		x.Bounds = append(x.Bounds, secondsBound("completedRetentionSeconds", "messages every subscribed and required group has consumed", completed, cycle))
-	}
-	if maxWait > 0 {
-		x.Bounds = append(x.Bounds, secondsBound("maxWaitTimeSeconds", "every message, leased ones included (an unread loss is recorded per group)", maxWait, cycle))
-	}
-	changes, err := s.changes(ctx, queue)
+	x.Bounds = append(x.Bounds, explainBounds(q, s.cfg)...)
+	changes, err := s.reads.TierChanges(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
@@ -57,10 +47,29 @@ func (s *Service) Explain(ctx context.Context, queue string) (*api.RetentionExpl
 	return x, nil
 }
 
+// explainBounds are the bounds of the registry's rules that state one per
+// queue: the tier's first (it is the queue's base: whole partitions), then
+// the others in registry order.
+func explainBounds(q explainQueue, cfg Config) []api.RetentionBound {
+	var out []api.RetentionBound
+	if b, ok := tierDropRule.explain(q, cfg); ok {
+		out = append(out, b)
+	}
+	for _, r := range registry {
+		e, ok := r.(explainer)
+		if _, tier := r.(ruleTierDrop); !ok || tier {
+			continue
+		}
+		if b, ok := e.explain(q, cfg); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // tierBound states the tier's rule: whole partitions dropped once wholly
-// older than the window, checked every TierInterval.
-func (s *Service) tierBound(t tier.Tier, quarantined string) api.RetentionBound {
-	check := s.cfg.TierInterval
+// older than the window, checked every check.
+func tierBound(t tier.Tier, quarantined string, check time.Duration) api.RetentionBound {
 	b := t.LifeBounds(check)
 	if b.Forever {
 		return api.RetentionBound{Rule: "retentionTier", Deletes: "nothing",

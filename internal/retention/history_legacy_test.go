@@ -61,7 +61,7 @@ func TestHistoryRowsFromBefore110ReadTheSame(t *testing.T) {
 	if r.Partitions != 1 || *r.FromOffset != 7 || len(r.Lost) != 0 {
 		t.Fatalf("old row r = %+v, want one partition from offset 7, no loss", r)
 	}
-	lost, err := e.svc.History(ctx, HistoryQuery{Queue: "q", From: t0, To: t0, LostOnly: true, Limit: 10})
+	lost, err := e.svc.reads.RetentionHistory(ctx, HistoryQuery{Queue: "q", From: t0, To: t0, LostOnly: true, Limit: 10})
 	if err != nil || len(lost) != 1 || lost[0].Partition != "p" {
 		t.Fatalf("lostOnly = %+v, %v; want the old row p", lost, err)
 	}

@@ -225,3 +225,8 @@ func TestHistoryFoldUpdatesAreHOT(t *testing.T) {
 	t.Logf("%d rows, %d bytes a row (pg_column_size), %d updates %d HOT, %d bytes a row with its indexes",
 		rows, rowBytes, upd, hot, tableBytes/rows)
 }
+
+// historyRangesMax is how many partitions a row's ranges list at most
+// (lethe.history_ranges_add, migration 110; fewer when their names are
+// long: the list stops at about 256 bytes).
+const historyRangesMax = 16

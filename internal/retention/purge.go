@@ -19,28 +19,12 @@ type purgeTarget struct {
 	where         string // more of the predicate (a constant, never input)
 }
 
-// metricsPurge ages out lethe's observability tables on
-// MetricsRetentionDays and, when DLQRetentionDays is set, dead letters
-// (Never skips either), cutoffs counted in calendar days.
-// Each chunk is a plain autocommitting statement; a failure is logged,
-// counted and swallowed, so it cannot undo or stop the deletes the cycle
-// already committed.
-func (s *Service) metricsPurge(ctx context.Context, conn *pgx.Conn, now time.Time, res *CycleResult) {
-	var targets []purgeTarget
-	if cutoff, ok := daysBefore(now, s.cfg.MetricsRetentionDays); ok {
-		targets = append(targets,
-			purgeTarget{table: "lethe.retention_history", column: "executed_at", cutoff: cutoff},
-			purgeTarget{table: "lethe.retention_losses", column: "executed_at", cutoff: cutoff},
-			purgeTarget{table: "lethe.retention_runs", column: "started_at", cutoff: cutoff},
-			purgeTarget{table: "lethe.reclaim_history", column: "executed_at", cutoff: cutoff})
-	}
-	if cutoff, ok := daysBefore(now, s.cfg.DLQRetentionDays); ok {
-		// A queue under a retention hold keeps its dead letters.
-		targets = append(targets, purgeTarget{table: "lethe.dead_letters", column: "failed_at", deadLetters: true,
-			cutoff: cutoff, where: `AND NOT EXISTS (SELECT 1 FROM lethe.partitions p
-				WHERE p.id = partition_id AND lethe.queue_held(p.queue_id))`})
-	}
-	var errs []error
+// purge ages out each target (the metrics purge's tables, dead letters),
+// cutoffs counted in calendar days. Each chunk is a plain autocommitting
+// statement; a failure is logged, counted and swallowed, so it cannot undo
+// or stop the deletes the cycle already committed.
+func (s *Service) purge(ctx context.Context, conn *pgx.Conn, res *CycleResult, targets ...purgeTarget) {
+	errs := []error{res.MetricsPurgeErr}
 	for _, t := range targets {
 		n, err := s.purgeTable(ctx, conn, t)
 		res.MetricsPurged += n

@@ -20,7 +20,10 @@ type fakeReclaimer struct {
 	nows  []time.Time
 }
 
-func (f *fakeReclaimer) Rule() string { return f.rule }
+func (f *fakeReclaimer) Rule() string      { return f.rule }
+func (f *fakeReclaimer) Options() []string { return nil }
+func (f *fakeReclaimer) Due() string       { return "a counter" }
+func (f *fakeReclaimer) Bound() string     { return "when its counter runs out" }
 
 func (f *fakeReclaimer) Step(_ context.Context, _ *pgx.Conn, now time.Time, batch int) (int64, bool, error) {
 	f.steps++

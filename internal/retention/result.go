@@ -12,20 +12,6 @@ import (
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
-// Rules as they are named in the history, the metrics and the API.
-const (
-	RuleRetention          = "retention"
-	RuleCompletedRetention = "completed_retention"
-	RuleMaxWait            = "max_wait"
-	RulePartitionCleanup   = "partition_cleanup"
-	RuleTierDrop           = store.RuleTierDrop
-	RuleHeldDrop           = store.RuleHeldDrop
-	RuleTierChange         = store.RuleTierChange
-	RuleHeldMove           = store.RuleHeldMove
-	RuleTierMove           = store.RuleTierMove
-	RuleQuarantinePurge    = store.RuleQuarantinePurge
-)
-
 // Phases as the test hook and the logs name them.
 const (
 	PhaseWorklist  = "worklist"

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/pguuid"
 )
 
@@ -17,12 +18,14 @@ import (
 // run one each on the same database: the advisory lock lets one sweep per
 // cycle.
 type Service struct {
-	// pool serves the read models (status, history, analytics); the loop
+	// pool serves the read models (status, explain); the loop
 	// never takes a connection from it.
 	pool     *pgxpool.Pool
 	connConf *pgx.ConnConfig
 	cfg      Config
 	metrics  *collectors
+	// reads are the read models explain shares with the tier view.
+	reads *inspect.Reader
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -45,7 +48,9 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 		connConf.RuntimeParams = map[string]string{}
 	}
 	connConf.RuntimeParams["application_name"] = "lethe retention"
-	return &Service{pool: pool, connConf: connConf, cfg: cfg.withDefaults(), metrics: newCollectors()}
+	cfg = cfg.withDefaults()
+	return &Service{pool: pool, connConf: connConf, cfg: cfg, metrics: newCollectors(),
+		reads: inspect.New(inspect.Config{Pool: pool, Clock: cfg.Clock, Logger: cfg.Logger})}
 }
 
 // Start runs the loop in the background until Stop: a cycle at once, then

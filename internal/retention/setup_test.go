@@ -17,6 +17,7 @@ import (
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/pgtest"
 	"github.com/lethe-mq/lethe/internal/schema"
 )
@@ -217,7 +218,7 @@ func (e *env) count(sql string, args ...any) int64 {
 
 func (e *env) history(queue string) []HistoryEntry {
 	e.t.Helper()
-	h, err := e.svc.History(e.ctx, HistoryQuery{Queue: queue, From: t0.Add(-time.Hour), To: e.clock.Now().Add(time.Hour), Limit: 1000})
+	h, err := e.svc.reads.RetentionHistory(e.ctx, HistoryQuery{Queue: queue, From: t0.Add(-time.Hour), To: e.clock.Now().Add(time.Hour), Limit: 1000})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -265,3 +266,10 @@ func isLoss(l GroupLoss, group string, messages, from, to, leased int64) bool {
 		l.FromOffset != nil && *l.FromOffset == from && l.ToOffset != nil && *l.ToOffset == to &&
 		len(l.Ranges) == 1 && l.Ranges[0].Messages == messages
 }
+
+// The audit rows as the read model answers them.
+type (
+	HistoryEntry = inspect.HistoryEntry
+	HistoryQuery = inspect.HistoryQuery
+	GroupLoss    = inspect.GroupLoss
+)

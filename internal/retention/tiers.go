@@ -143,9 +143,9 @@ func (s *Service) dropLeaf(ctx context.Context, conn *pgx.Conn, l store.Leaf, no
 	})); err != nil {
 		return err
 	}
-	rule := store.RuleTierDrop
+	rule := RuleTierDrop
 	if l.Tier == string(tier.Held) {
-		rule = store.RuleHeldDrop
+		rule = RuleHeldDrop
 	}
 	after := uuid.Nil
 	if l.AuditedThrough != nil {

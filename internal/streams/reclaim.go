@@ -28,6 +28,9 @@ func (s *Service) Reclaimers() []Reclaimer {
 // (retention.Reclaimer).
 type Reclaimer interface {
 	Rule() string
+	Options() []string
+	Due() string
+	Bound() string
 	Step(ctx context.Context, conn *pgx.Conn, now time.Time, batch int) (int64, bool, error)
 }
 
@@ -35,7 +38,14 @@ type Reclaimer interface {
 // first, and a retired query's row once it has no state left.
 type retiredReclaimer struct{}
 
-func (retiredReclaimer) Rule() string { return RuleRetired }
+func (retiredReclaimer) Rule() string      { return RuleRetired }
+func (retiredReclaimer) Options() []string { return nil }
+func (retiredReclaimer) Due() string {
+	return "lethe.stream_queries' index on retired_at: the oldest retired query first"
+}
+func (retiredReclaimer) Bound() string {
+	return "a retired query's state from the next cycle on, a batch of keys per step"
+}
 
 func (retiredReclaimer) Step(ctx context.Context, conn *pgx.Conn, now time.Time, batch int) (int64, bool, error) {
 	var deleted int64
@@ -87,7 +97,14 @@ func deleteRetiredState(ctx context.Context, tx pgx.Tx, id uuid.UUID, subject st
 // idleReclaimer deletes keys no cycle wrote for days, oldest first.
 type idleReclaimer struct{ days int }
 
-func (idleReclaimer) Rule() string { return RuleIdleState }
+func (idleReclaimer) Rule() string      { return RuleIdleState }
+func (idleReclaimer) Options() []string { return []string{"STREAMS_STATE_IDLE_DAYS"} }
+func (idleReclaimer) Due() string {
+	return "lethe.stream_state's index on updated_at: the keys no cycle wrote for longest first"
+}
+func (idleReclaimer) Bound() string {
+	return "an idle key between D and D + I after its last write"
+}
 
 func (r idleReclaimer) Step(ctx context.Context, conn *pgx.Conn, now time.Time, batch int) (int64, bool, error) {
 	cutoff := now.AddDate(0, 0, -r.days)

@@ -34,6 +34,19 @@ const Allowed = "1w, 3w, 7w (or 7d, 21d, 49d) or forever"
 // Queue tiers in order of the window they keep, shortest first.
 var Queue = []Tier{OneWeek, ThreeWeeks, SevenWeeks, Forever}
 
+// Outside are the queue tiers other than t, where a queue of tier t may
+// still have segments to settle while its tier change runs (not the held
+// area).
+func Outside(t string) []string {
+	var out []string
+	for _, q := range Queue {
+		if string(q) != t {
+			out = append(out, string(q))
+		}
+	}
+	return out
+}
+
 // Parse reads a retentionTier value: 1w, 3w, 7w, their day spellings 7d,
 // 21d, 49d, or forever (case-insensitive). Anything else is an error that
 // names the allowed values.

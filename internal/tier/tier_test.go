@@ -76,3 +76,20 @@ func TestParseQuarantined(t *testing.T) {
 		t.Errorf("ParseQuarantined(drop) = %v", err)
 	}
 }
+
+// A queue changing to a tier settles its segments from every other queue
+// tier, never from the held area.
+func TestOutsideIsEveryOtherQueueTier(t *testing.T) {
+	t.Parallel()
+	for _, to := range Queue {
+		out := Outside(string(to))
+		if len(out) != len(Queue)-1 {
+			t.Fatalf("Outside(%s) = %v, want the %d other queue tiers", to, out, len(Queue)-1)
+		}
+		for _, o := range out {
+			if o == string(to) || o == string(Held) {
+				t.Fatalf("Outside(%s) = %v names %s", to, out, o)
+			}
+		}
+	}
+}

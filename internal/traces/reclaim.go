@@ -24,6 +24,19 @@ type RetentionReclaimer struct{ days int }
 // Rule names the rule.
 func (RetentionReclaimer) Rule() string { return RuleRetention }
 
+// Options are the settings the rule reads.
+func (RetentionReclaimer) Options() []string { return []string{"TRACES_RETENTION_DAYS"} }
+
+// Due says how the rule finds what is due.
+func (RetentionReclaimer) Due() string {
+	return "lethe.traces' index on created_at: the oldest traces first"
+}
+
+// Bound is the bound the rule promises.
+func (RetentionReclaimer) Bound() string {
+	return "between D and D + I after their creation"
+}
+
 // Step deletes at most batch traces created more than days calendar days
 // before now, with the audit row of what it deleted, in one statement.
 func (r RetentionReclaimer) Step(ctx context.Context, conn *pgx.Conn, now time.Time, batch int) (int64, bool, error) {

@@ -1,9 +1,11 @@
-package retention
+package inspect
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lethe-mq/lethe/api"
 )
 
 // RetentionSeries is GET /api/v1/analytics/retention in Queen's shape:
@@ -15,7 +17,7 @@ type RetentionSeries struct {
 	Totals        SeriesTotals   `json:"totals"`
 }
 
-// TimeRange is the window the series covers.
+// TimeRange is the window the series (and a history answer) covers.
 type TimeRange struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
@@ -56,21 +58,23 @@ func bucketMinutes(span time.Duration) int {
 }
 
 // RetentionAnalytics aggregates lethe.retention_history from from to to
-// (both included), of one queue or of all when queue is empty. Buckets
-// without deletions are left out.
-func (s *Service) RetentionAnalytics(ctx context.Context, from, to time.Time, queue string) (*RetentionSeries, error) {
+// (both included), of one queue or of all when queue is empty: what the
+// seconds rules deleted (api's names of the retention loop's rules).
+// Buckets without deletions are left out.
+func (s *Reader) RetentionAnalytics(ctx context.Context, from, to time.Time, queue string) (*RetentionSeries, error) {
 	out := &RetentionSeries{TimeRange: TimeRange{From: from, To: to}, BucketMinutes: bucketMinutes(to.Sub(from)),
 		Series: []SeriesBucket{}}
 	rows, err := s.pool.Query(ctx, `
 		SELECT to_timestamp(floor(extract(epoch FROM h.executed_at) / $4) * $4) AS bucket,
-		       coalesce(sum(h.frames) FILTER (WHERE h.rule = 'retention'), 0)::bigint,
-		       coalesce(sum(h.frames) FILTER (WHERE h.rule = 'completed_retention'), 0)::bigint,
-		       coalesce(sum(h.frames) FILTER (WHERE h.rule = 'max_wait'), 0)::bigint,
+		       coalesce(sum(h.frames) FILTER (WHERE h.rule = $5), 0)::bigint,
+		       coalesce(sum(h.frames) FILTER (WHERE h.rule = $6), 0)::bigint,
+		       coalesce(sum(h.frames) FILTER (WHERE h.rule = $7), 0)::bigint,
 		       count(*)
 		  FROM lethe.retention_history h
 		 WHERE h.executed_at >= $1 AND h.executed_at <= $2 AND ($3 = '' OR h.queue_name = $3)
-		   AND h.rule IN ('retention', 'completed_retention', 'max_wait')
-		 GROUP BY 1 ORDER BY 1`, from, to, queue, out.BucketMinutes*60)
+		   AND h.rule IN ($5, $6, $7)
+		 GROUP BY 1 ORDER BY 1`, from, to, queue, out.BucketMinutes*60,
+		api.RuleRetention, api.RuleCompletedRetention, api.RuleMaxWait)
 	if err != nil {
 		return nil, fmt.Errorf("retention analytics: %w", err)
 	}

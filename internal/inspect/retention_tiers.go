@@ -1,9 +1,8 @@
-package retention
+package inspect
 
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,8 +15,8 @@ import (
 // View is GET /api/v1/retention/tiers: every leaf with its tier, range,
 // size and drop time, the held area by month and queue, and the tier
 // changes awaiting confirmation or running, with progress.
-func (s *Service) View(ctx context.Context) (*api.RetentionView, error) {
-	now := s.cfg.Clock.Now()
+func (s *Reader) RetentionView(ctx context.Context) (*api.RetentionView, error) {
+	now := s.clock.Now()
 	v := &api.RetentionView{At: now, Partitions: []api.TierPartition{}, Held: []api.HeldMonth{}, Changes: []api.RetentionChange{}}
 	leaves, err := store.Leaves(ctx, s.pool)
 	if err != nil {
@@ -47,7 +46,7 @@ func (s *Service) View(ctx context.Context) (*api.RetentionView, error) {
 		v.Held = append(v.Held, api.HeldMonth{Month: h.Month, Queue: h.Queue, Messages: h.Messages, Bytes: h.Bytes,
 			Pending: h.Pending, Quarantined: h.Quarantined})
 	}
-	if v.Changes, err = s.changes(ctx, ""); err != nil {
+	if v.Changes, err = s.TierChanges(ctx, ""); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -72,9 +71,9 @@ func dropsAt(l store.Leaf, sidecarWindow time.Duration) *time.Time {
 	return &at
 }
 
-// changes lists the tier changes awaiting confirmation or running, of
-// one queue or of all.
-func (s *Service) changes(ctx context.Context, queue string) ([]api.RetentionChange, error) {
+// TierChanges lists the tier changes awaiting confirmation or running, of
+// one queue or of all (the tier view, explain).
+func (s *Reader) TierChanges(ctx context.Context, queue string) ([]api.RetentionChange, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT q.id, q.name, c.from_tier, c.to_tier, c.state, c.delete_messages, c.delete_bytes, c.move_messages,
 		       c.move_bytes, c.hold_messages, c.hold_bytes, c.deleted_messages, c.moved_messages, c.held_messages,
@@ -104,69 +103,11 @@ func (s *Service) changes(ctx context.Context, queue string) ([]api.RetentionCha
 		c := x.c
 		c.Left = c.Delete.Messages + c.Move.Messages + c.Hold.Messages
 		if c.State == "running" {
-			if c.Left, err = store.QueueLeft(ctx, s.pool, x.id, outsideTiers(c.To)); err != nil {
+			if c.Left, err = store.QueueLeft(ctx, s.pool, x.id, tier.Outside(c.To)); err != nil {
 				return nil, err
 			}
 		}
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-// RunFull runs one whole cycle now, the tier check included, waiting for
-// another replica's cycle to end first (POST /api/v1/test/retention/run).
-func (s *Service) RunFull(ctx context.Context) (*api.RetentionRun, error) {
-	for {
-		res, err := s.RunFullCycle(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if !res.Skipped {
-			out := fullRunAnswer(res)
-			return &out, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// fullRunAnswer is the test route's answer for one whole cycle.
-func fullRunAnswer(res CycleResult) api.RetentionRun {
-	total := res.Total()
-	out := api.RetentionRun{StartedAt: res.StartedAt, Deleted: total.api(), TierDropped: res.TierDrop.api(),
-		HeldDropped: res.HeldDrop.api(), TierChange: res.TierChange.api(), HeldMoved: res.HeldMove.api(),
-		TierMoved: res.TierMove.api(), LeavesDropped: res.LeavesDropped, LeafDrops: []api.RetentionLeafDrop{}, SettleWorkMs: millis(res.SettleWork),
-		QuarantinePurged: res.QuarantinePurged, ChangesFinished: res.ChangesFinished,
-		Reclaimed: map[string]int64{}, Failures: []string{}}
-	for _, d := range res.LeafDrops {
-		out.LeafDrops = append(out.LeafDrops, api.RetentionLeafDrop{Leaf: d.Leaf, Tier: d.Tier, Bytes: d.Bytes,
-			DetachMs: millis(d.Detach), AuditMs: millis(d.Audit), DropMs: millis(d.Drop), StartedAt: d.Started, EndedAt: d.Ended})
-	}
-	maps.Copy(out.Reclaimed, res.Reclaimed)
-	for _, f := range res.Failures {
-		out.Failures = append(out.Failures, f.Error())
-	}
-	return out
-}
-
-// EnsureLeaves creates the leaves of the current period (and of the next
-// one within leafLead), of the tiers and of the sidecar, off the push
-// path, once at start (the tier check and the sidecar phase do it after).
-func (s *Service) EnsureLeaves(ctx context.Context) error {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("retention: create leaves ahead: %w", err)
-	}
-	defer conn.Release()
-	now := s.cfg.Clock.Now()
-	if err := s.leavesAhead(ctx, conn.Conn(), now); err != nil {
-		return fmt.Errorf("retention: create leaves ahead: %w", err)
-	}
-	if err := store.EnsureLeaves(ctx, conn.Conn(), []string{store.TierTxns}, now, sidecarLeavesAhead); err != nil {
-		return fmt.Errorf("retention: create sidecar leaves ahead: %w", err)
-	}
-	return nil
 }

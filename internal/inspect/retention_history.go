@@ -1,4 +1,4 @@
-package retention
+package inspect
 
 import (
 	"context"
@@ -16,11 +16,6 @@ import (
 // cycle touched (migration 110; rows written before it cover one step of
 // one partition).
 type HistoryEntry = api.RetentionHistoryEntry
-
-// historyRangesMax is how many partitions a row's ranges list at most
-// (lethe.history_ranges_add, migration 110; fewer when their names are
-// long: the list stops at about 256 bytes).
-const historyRangesMax = 16
 
 // PartitionRange is what a row covered of one partition (deleted, or lost
 // by a group), and GroupLoss what one consumer group had not consumed of a
@@ -63,8 +58,9 @@ const historySQL = `
 	 ORDER BY h.executed_at DESC, h.id DESC
 	 LIMIT $6`
 
-// History returns audit rows, newest first.
-func (s *Service) History(ctx context.Context, q HistoryQuery) ([]HistoryEntry, error) {
+// RetentionHistory returns the retention loop's audit rows, newest first
+// (GET /api/v1/retention/history).
+func (s *Reader) RetentionHistory(ctx context.Context, q HistoryQuery) ([]HistoryEntry, error) {
 	rows, err := s.pool.Query(ctx, historySQL, q.Queue, q.Rule, q.From, q.To, q.LostOnly, q.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("retention history: %w", err)
