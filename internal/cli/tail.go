@@ -13,8 +13,6 @@ import (
 	"github.com/lethe-mq/lethe/api"
 )
 
-func init() { extraCommands = append(extraCommands, newTailCmd) }
-
 // Bounds of tail's flags.
 const (
 	tailLinesDefault    = 10
