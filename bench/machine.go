@@ -28,8 +28,9 @@ func machine() string {
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "MemTotal:") {
 				var kb int64
-				fmt.Sscanf(strings.TrimPrefix(sc.Text(), "MemTotal:"), "%d", &kb)
-				mem = fmt.Sprintf(", %.0f GiB RAM", float64(kb)/(1<<20))
+				if _, err := fmt.Sscanf(strings.TrimPrefix(sc.Text(), "MemTotal:"), "%d", &kb); err == nil {
+					mem = fmt.Sprintf(", %.0f GiB RAM", float64(kb)/(1<<20))
+				}
 				break
 			}
 		}

@@ -47,8 +47,8 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	out, err := Run(ctx, opts, os.Stderr)
+	stop() // os.Exit skips deferred calls
 	if out != nil {
 		for _, p := range out.Written {
 			fmt.Println("wrote", p)

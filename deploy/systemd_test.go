@@ -31,7 +31,9 @@ func TestSystemdUnitIsHardened(t *testing.T) {
 	// real executable.
 	dir := t.TempDir()
 	path := filepath.Join(dir, "lethe.service")
-	os.WriteFile(path, []byte(strings.ReplaceAll(unit, "/usr/local/bin/lethe", "/bin/true")), 0o644)
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(unit, "/usr/local/bin/lethe", "/bin/true")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)

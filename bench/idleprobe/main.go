@@ -67,7 +67,7 @@ func run(ctx context.Context, url, dsn string, n int) error {
 	rows, _ := conn.Query(ctx, `SELECT p.id FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id WHERE q.name = 'idleprobe'`)
 	pids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil || len(pids) == 0 {
-		return fmt.Errorf("the probe's partitions: %d, %v", len(pids), err)
+		return fmt.Errorf("the probe's partitions: %d, %w", len(pids), err)
 	}
 	frame := bytes.Repeat([]byte{1}, 1030)
 	direct, err := measure(n, func(i int) error {

@@ -47,8 +47,8 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	res, err := run(ctx, o, os.Stderr)
+	stop() // os.Exit skips deferred calls
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "longpollmem:", err)
 		os.Exit(1)

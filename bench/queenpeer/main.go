@@ -34,8 +34,8 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	res, err := run(ctx, o, os.Stderr)
+	stop() // os.Exit skips deferred calls
 	if res != nil {
 		fmt.Println(res.line())
 		if o.jsonPath != "" {

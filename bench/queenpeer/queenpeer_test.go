@@ -70,8 +70,8 @@ func TestQueenPeerAgainstLethe(t *testing.T) {
 	if !res.Push.Done || !res.PopAck.Done || res.Push.Rate <= 0 || res.PopAck.Rate <= 0 {
 		t.Errorf("push %+v, pop+ack %+v: want both done at a rate", res.Push, res.PopAck)
 	}
-	if min := int64(n / o.popBatch); res.Pops.Pops < min || res.Pops.Pop.Count != int(res.Pops.Pops) {
-		t.Errorf("%d pops, %d timed; want at least %d, each timed", res.Pops.Pops, res.Pops.Pop.Count, min)
+	if least := int64(n / o.popBatch); res.Pops.Pops < least || res.Pops.Pop.Count != int(res.Pops.Pops) {
+		t.Errorf("%d pops, %d timed; want at least %d, each timed", res.Pops.Pops, res.Pops.Pop.Count, least)
 	}
 	var back result
 	readOneLine(t, jsonPath, &back)

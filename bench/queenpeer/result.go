@@ -32,7 +32,7 @@ type result struct {
 
 // line is the one-line summary.
 func (r *result) line() string {
-	g := func(n int64) string { return meter.Group(n) }
+	g := meter.Group
 	s := fmt.Sprintf("queenpeer %s: push %s msg/s (%s in %.1f s); pop+ack %s msg/s (%.1f s), pop p50 %.1f ms p99 %.1f ms, %s of %s pops empty",
 		r.System, g(int64(r.Push.Rate)), g(int64(r.Messages)), r.Push.Seconds, g(int64(r.PopAck.Rate)), r.PopAck.Seconds,
 		r.Pops.Pop.P50, r.Pops.Pop.P99, g(r.Pops.EmptyPops), g(r.Pops.Pops))

@@ -131,11 +131,11 @@ func (s *scanner) array(elem func() error) error {
 	return s.list('[', ']', elem)
 }
 
-func (s *scanner) list(open, close byte, item func() error) error {
-	if err := s.expect(open); err != nil {
+func (s *scanner) list(opening, closing byte, item func() error) error {
+	if err := s.expect(opening); err != nil {
 		return err
 	}
-	if s.peek() == close {
+	if s.peek() == closing {
 		s.i++
 		return nil
 	}
@@ -146,13 +146,13 @@ func (s *scanner) list(open, close byte, item func() error) error {
 		switch s.peek() {
 		case ',':
 			s.i++
-		case close:
+		case closing:
 			s.i++
 			return nil
 		case 0:
 			return errTruncated
 		default:
-			return fmt.Errorf("want ',' or %q, found %q", close, s.b[s.i])
+			return fmt.Errorf("want ',' or %q, found %q", closing, s.b[s.i])
 		}
 	}
 }

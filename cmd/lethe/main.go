@@ -14,8 +14,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := cli.NewRoot(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
+	err := cli.NewRoot(os.Stdout, os.Stderr).ExecuteContext(ctx)
+	stop() // os.Exit skips deferred calls
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}

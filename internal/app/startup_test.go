@@ -63,7 +63,11 @@ func tcpCluster(t *testing.T, dir string, port int) *pgembed.Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Stop(context.Background()) })
+	t.Cleanup(func() {
+		if err := c.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	return c
 }
 

@@ -12,8 +12,6 @@ import (
 	"github.com/lethe-mq/lethe/client"
 )
 
-func init() { extraCommands = append(extraCommands, newAckCmd) }
-
 type ackOptions struct {
 	clientFlags
 	req api.AckRequest

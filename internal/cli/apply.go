@@ -18,8 +18,6 @@ import (
 	"github.com/lethe-mq/lethe/internal/queuesfile"
 )
 
-func init() { extraCommands = append(extraCommands, newApplyCmd) }
-
 type applyOptions struct {
 	clientFlags
 	file   string

@@ -133,9 +133,13 @@ func TestPushFromFileAndDedup(t *testing.T) {
 	s := "--server=" + srv.URL
 	dir := t.TempDir()
 	pretty := filepath.Join(dir, "one.json")
-	os.WriteFile(pretty, []byte("{\n  \"id\": 7,\n  \"tags\": [\"a\"]\n}\n"), 0o600)
+	if err := os.WriteFile(pretty, []byte("{\n  \"id\": 7,\n  \"tags\": [\"a\"]\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	lines := filepath.Join(dir, "many.jsonl")
-	os.WriteFile(lines, []byte("1\n2\n3\n"), 0o600)
+	if err := os.WriteFile(lines, []byte("1\n2\n3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	out := mustLethe(t, "", "push", "files", s, "--file", pretty)
 	wantContains(t, out, "pushed 1 message to files: 1 queued")

@@ -14,8 +14,6 @@ import (
 	"github.com/lethe-mq/lethe/internal/cli/cliconfig"
 )
 
-func init() { extraCommands = append(extraCommands, newCompletionCmd) }
-
 // completionTimeout bounds the call for queue names: a shell waiting on
 // a tab must not hang on an unreachable server.
 const completionTimeout = 2 * time.Second

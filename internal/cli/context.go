@@ -11,8 +11,6 @@ import (
 	"github.com/lethe-mq/lethe/internal/cli/cliconfig"
 )
 
-func init() { extraCommands = append(extraCommands, newContextCmd) }
-
 func newContextCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "context",

@@ -13,8 +13,6 @@ import (
 	"github.com/lethe-mq/lethe/client"
 )
 
-func init() { extraCommands = append(extraCommands, newDLQCmd) }
-
 // dlqPage is the server's largest page of dead letters.
 const dlqPage = 1000
 

@@ -12,8 +12,6 @@ import (
 	"github.com/lethe-mq/lethe/api"
 )
 
-func init() { extraCommands = append(extraCommands, newDoctorCmd) }
-
 type doctorOptions struct {
 	clientFlags
 }

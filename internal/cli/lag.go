@@ -17,8 +17,6 @@ import (
 	"github.com/lethe-mq/lethe/client"
 )
 
-func init() { extraCommands = append(extraCommands, newLagCmd) }
-
 // groupsPage is the server's largest page of consumer groups.
 const groupsPage = 1000
 

@@ -25,9 +25,13 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv(execEnv); args != "" {
 		os.Exit(runLethe(strings.Fields(args)))
 	}
-	os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), "lethe-cli-test-no-config-"+strconv.Itoa(os.Getpid())))
+	if err := os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), "lethe-cli-test-no-config-"+strconv.Itoa(os.Getpid()))); err != nil {
+		panic(err)
+	}
 	for _, k := range []string{"LETHE_URL", "LETHE_TOKEN", "LETHE_CONTEXT"} {
-		os.Unsetenv(k)
+		if err := os.Unsetenv(k); err != nil {
+			panic(err)
+		}
 	}
 	pgtest.Main(m)
 }

@@ -15,8 +15,6 @@ import (
 	"github.com/lethe-mq/lethe/client"
 )
 
-func init() { extraCommands = append(extraCommands, newPopCmd) }
-
 // popBatchMax is the server's largest batch.
 const popBatchMax = 10_000
 

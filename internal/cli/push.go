@@ -16,8 +16,6 @@ import (
 	"github.com/lethe-mq/lethe/client"
 )
 
-func init() { extraCommands = append(extraCommands, newPushCmd) }
-
 // pushChunk is how many messages one push request carries.
 const pushChunk = 1000
 

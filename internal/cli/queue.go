@@ -4,8 +4,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newQueueCmd) }
-
 func newQueueCmd() *cobra.Command {
 	f := &clientFlags{}
 	cmd := &cobra.Command{

@@ -16,8 +16,6 @@ import (
 	"github.com/lethe-mq/lethe/api"
 )
 
-func init() { extraCommands = append(extraCommands, newRetentionCmd) }
-
 func newRetentionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "retention",

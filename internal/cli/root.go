@@ -33,11 +33,27 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true // ours has examples
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(withExample(newServeCmd(), `  lethe serve
-  DATABASE_URL=postgres://lethe@db/lethe lethe serve --port 8080`))
-	for _, add := range extraCommands {
-		root.AddCommand(add())
-	}
+	// The whole tree, in one place: each command file exposes its
+	// constructor, and nothing registers itself (a test refuses init()).
+	root.AddCommand(
+		withExample(newServeCmd(), `  lethe serve
+  DATABASE_URL=postgres://lethe@db/lethe lethe serve --port 8080`),
+		newAckCmd(),
+		newApplyCmd(),
+		newCompletionCmd(),
+		newContextCmd(),
+		newDLQCmd(),
+		newDoctorCmd(),
+		newLagCmd(),
+		newPopCmd(),
+		newPushCmd(),
+		newQueueCmd(),
+		newRetentionCmd(),
+		newStatusCmd(),
+		newTailCmd(),
+		newValidateCmd(),
+		newVersionCmd(),
+	)
 	return root
 }
 
@@ -49,6 +65,3 @@ func withExample(cmd *cobra.Command, example string) *cobra.Command {
 	}
 	return cmd
 }
-
-// extraCommands lets command files register themselves without editing root.go.
-var extraCommands []func() *cobra.Command

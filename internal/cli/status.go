@@ -13,8 +13,6 @@ import (
 	"github.com/lethe-mq/lethe/client"
 )
 
-func init() { extraCommands = append(extraCommands, newStatusCmd) }
-
 type statusOptions struct {
 	clientFlags
 }

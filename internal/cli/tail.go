@@ -13,14 +13,12 @@ import (
 	"github.com/lethe-mq/lethe/api"
 )
 
-func init() { extraCommands = append(extraCommands, newTailCmd) }
-
 // Bounds of tail's flags.
 const (
 	tailLinesDefault    = 10
 	tailLinesMax        = 1000
 	tailIntervalDefault = time.Second
-	tailIntervalMin     = 100 * time.Millisecond
+	minTailInterval     = 100 * time.Millisecond
 )
 
 type tailOptions struct {
@@ -92,8 +90,8 @@ func (o *tailOptions) Validate() error {
 	if o.lines < 0 || o.lines > tailLinesMax {
 		return fmt.Errorf("--lines must be between 0 and %d, got %d", tailLinesMax, o.lines)
 	}
-	if o.interval < tailIntervalMin {
-		return fmt.Errorf("--interval must be at least %s, got %s", tailIntervalMin, o.interval)
+	if o.interval < minTailInterval {
+		return fmt.Errorf("--interval must be at least %s, got %s", minTailInterval, o.interval)
 	}
 	if o.from != "" {
 		t, err := parseWhen("--from", o.from, o.now())

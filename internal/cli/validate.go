@@ -12,8 +12,6 @@ import (
 	"github.com/lethe-mq/lethe/internal/queuesfile"
 )
 
-func init() { extraCommands = append(extraCommands, newValidateCmd) }
-
 type validateOptions struct {
 	file string
 }

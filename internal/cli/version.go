@@ -9,8 +9,6 @@ import (
 	"github.com/lethe-mq/lethe/internal/version"
 )
 
-func init() { extraCommands = append(extraCommands, newVersionCmd) }
-
 type versionOptions struct {
 	json bool
 }

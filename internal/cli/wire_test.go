@@ -101,8 +101,12 @@ func wire(t *testing.T, base, method, path string, out any) {
 		t.Fatal(err)
 	}
 	var sent, ours any
-	json.Unmarshal(raw, &sent)
-	json.Unmarshal(again, &ours)
+	if err := json.Unmarshal(raw, &sent); err != nil {
+		t.Fatalf("%s %s: the server's answer is not JSON: %v", method, path, err)
+	}
+	if err := json.Unmarshal(again, &ours); err != nil {
+		t.Fatal(err)
+	}
 	if !reflect.DeepEqual(sent, ours) {
 		t.Fatalf("%s %s: %T encodes differently from the server\nserver: %s\nours:   %s", method, path, out, raw, again)
 	}

@@ -129,7 +129,9 @@ func TestConsumeRenewsLeaseWhileHandlerRuns(t *testing.T) {
 	t.Cleanup(func() {
 		cancel()
 		releaseOnce.Do(func() { close(release) })
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("Consume: %v", err)
+		}
 	})
 	go func() {
 		done <- c.Consume(ctx, "slow", client.ConsumeOptions{

@@ -108,7 +108,7 @@ func (e *Engine) replayMessage(ctx context.Context, id int64, res *api.DeadLette
 		plain, err := e.openDeadLetter(sealed)
 		if err != nil {
 			return frame.Message{}, fmt.Errorf("%w: dead letter %d cannot be replayed: %v; configure the key that sealed it (QUEEN_ENCRYPTION_KEY_PREVIOUS) and replay again",
-				ErrConflict, id, err)
+				ErrConflict, id, err) //nolint:errorlint // the kind is ErrConflict; the cause is told, not wrapped, so it cannot change the status
 		}
 		payload = plain
 	}

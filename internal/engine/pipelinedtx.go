@@ -217,7 +217,9 @@ func (t *pipelinedTx) Commit(ctx context.Context) error {
 		}
 	}
 	if err = errors.Join(err, br.Close()); err != nil {
-		t.abort(ctx)
+		if abortErr := t.abort(ctx); abortErr != nil {
+			err = errors.Join(err, abortErr)
+		}
 		return err
 	}
 	return nil

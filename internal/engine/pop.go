@@ -50,10 +50,12 @@ type PopRequest struct {
 
 // Validate checks bounds and fills defaults.
 func (r *PopRequest) Validate() error {
-	if r.Queue == "" && (r.Namespace != "" || r.Task != "") {
-		// Popping by namespace/task: queues are found at pop time.
-	} else if err := ValidateName("queue", r.Queue); err != nil {
-		return err
+	// Popping by namespace/task names no queue: queues are found at pop time.
+	byTask := r.Queue == "" && (r.Namespace != "" || r.Task != "")
+	if !byTask {
+		if err := ValidateName("queue", r.Queue); err != nil {
+			return err
+		}
 	}
 	if r.Queue == "" && r.Partition != "" {
 		return invalidf("partition needs a queue")

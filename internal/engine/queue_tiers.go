@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -128,7 +129,7 @@ func (e *Engine) ConfirmTierChange(ctx context.Context, queue string) (*api.Rete
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		var qid int64
 		if err := tx.QueryRow(ctx, `SELECT id FROM lethe.queues WHERE name = $1`, queue).Scan(&qid); err != nil {
-			if err == pgx.ErrNoRows {
+			if errors.Is(err, pgx.ErrNoRows) {
 				return notFoundf("queue %q does not exist", queue)
 			}
 			return err
@@ -143,7 +144,7 @@ func (e *Engine) ConfirmTierChange(ctx context.Context, queue string) (*api.Rete
 			return ch, r.Scan(&ch.From, &ch.To, &ch.Delete.Messages, &ch.Delete.Bytes, &ch.Move.Messages,
 				&ch.Move.Bytes, &ch.Hold.Messages, &ch.Hold.Bytes)
 		})
-		if err == pgx.ErrNoRows {
+		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w on queue %q (a shorter retentionTier waits here until confirmed)", ErrNothingToConfirm, queue)
 		}
 		return err

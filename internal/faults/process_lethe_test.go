@@ -150,7 +150,7 @@ func (l *procLethe) waitHealthy(timeout time.Duration) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("/health did not answer 200 within %v (last error %v)", timeout, err)
+			return fmt.Errorf("/health did not answer 200 within %v (last error %w)", timeout, err)
 		}
 	}
 }

@@ -44,8 +44,8 @@ type bodyGate struct {
 // the bound.
 const operatorShareDivisor = 8
 
-func newBodyGate(max int64, wait time.Duration) *bodyGate {
-	return &bodyGate{max: max, reserve: max / operatorShareDivisor, wait: wait, freed: make(chan struct{})}
+func newBodyGate(limit int64, wait time.Duration) *bodyGate {
+	return &bodyGate{max: limit, reserve: limit / operatorShareDivisor, wait: wait, freed: make(chan struct{})}
 }
 
 // bodyGateRetryAfter is the Retry-After of a request the gate turned away.

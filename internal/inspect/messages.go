@@ -255,7 +255,7 @@ func (r *Reader) storedMessage(ctx context.Context, pid uuid.UUID, txnID string)
 	}
 	if f.Err != nil || len(f.Payload) > 0 && !pushdec.Valid(f.Payload) {
 		return nil, fmt.Errorf("%w: message %q at offset %d of partition %s is stored but unreadable: %v",
-			apierr.Conflict, txnID, off, pid, cmp.Or[error](f.Err, errors.New("its payload is not JSON PostgreSQL can store")))
+			apierr.Conflict, txnID, off, pid, cmp.Or[error](f.Err, errors.New("its payload is not JSON PostgreSQL can store"))) //nolint:errorlint // the kind is Conflict; the cause is told, not wrapped, so it cannot change the status
 	}
 	return &f, nil
 }

@@ -128,8 +128,8 @@ func binDirFromPath() (string, bool) {
 	}
 	// Homebrew and friends put symlinks on PATH; pg_ctl itself resolves
 	// them to find postgres, so do the same.
-	if real, err := filepath.EvalSymlinks(pgctl); err == nil {
-		pgctl = real
+	if resolved, err := filepath.EvalSymlinks(pgctl); err == nil {
+		pgctl = resolved
 	}
 	dir, err := filepath.Abs(filepath.Dir(pgctl))
 	if err != nil {

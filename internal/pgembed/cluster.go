@@ -109,8 +109,8 @@ func (c *Cluster) prepare(ctx context.Context, cfg Config, root string) error {
 		return err
 	}
 	c.realDataDir = c.layout.dataDir()
-	if real, err := filepath.EvalSymlinks(c.realDataDir); err == nil {
-		c.realDataDir = real
+	if resolved, err := filepath.EvalSymlinks(c.realDataDir); err == nil {
+		c.realDataDir = resolved
 	}
 	if err := clearLeftover(ctx, c, c.log); err != nil {
 		return fmt.Errorf("pgembed: %w", err)
@@ -204,7 +204,7 @@ func checkPortFree(listen string, port int) error {
 		}
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {
-			return fmt.Errorf("pgembed: cannot listen on %s: %v; is another PostgreSQL running there? choose another port",
+			return fmt.Errorf("pgembed: cannot listen on %s: %w; is another PostgreSQL running there? choose another port",
 				net.JoinHostPort(host, strconv.Itoa(port)), err)
 		}
 		l.Close()

@@ -30,7 +30,7 @@ func ensureInitialized(ctx context.Context, r *runner, binDir string, l layout, 
 		if err != nil {
 			saved := filepath.Join(l.root, "initdb.log")
 			_ = os.WriteFile(saved, out, 0o600)
-			return fmt.Errorf("pgembed: initdb failed (%v): %s (full output in %s)", err, keyLine(string(out)), saved)
+			return fmt.Errorf("pgembed: initdb failed (%w): %s (full output in %s)", err, keyLine(string(out)), saved)
 		}
 		return nil
 	})

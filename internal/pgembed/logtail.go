@@ -36,7 +36,9 @@ func logSince(path string, offset int64) string {
 		return ""
 	}
 	defer f.Close()
-	f.Seek(offset, io.SeekStart)
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return ""
+	}
 	b, _ := io.ReadAll(io.LimitReader(f, tailBytes))
 	return string(b)
 }

@@ -104,7 +104,7 @@ func addUser(name string) ([]string, error) {
 	args := userAddCommand(name, tool)
 	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
 	if err != nil {
-		return args, fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return args, fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return args, nil
 }
@@ -144,8 +144,8 @@ func findTool(name string) string {
 }
 
 func isBusyBox(tool string) bool {
-	real, err := filepath.EvalSymlinks(tool)
-	return err == nil && filepath.Base(real) == "busybox"
+	resolved, err := filepath.EvalSymlinks(tool)
+	return err == nil && filepath.Base(resolved) == "busybox"
 }
 
 // adoptOlderCluster hands to the server's user, as root, a cluster an

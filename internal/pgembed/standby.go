@@ -22,7 +22,7 @@ func ensureStandbyCopy(ctx context.Context, r *runner, binDir string, l layout, 
 			"-D", staging, "-R", "-X", "stream", "-c", "fast").CombinedOutput()
 		step.End()
 		if err != nil {
-			return fmt.Errorf("pgembed: pg_basebackup failed (%v): %s; the primary needs Config.Replication", err, keyLine(string(out)))
+			return fmt.Errorf("pgembed: pg_basebackup failed (%w): %s; the primary needs Config.Replication", err, keyLine(string(out)))
 		}
 		return nil
 	})

@@ -214,7 +214,7 @@ func TestWatchdogCleansUpAfterKill(t *testing.T) {
 		t.Fatalf("child reported no server (scan err %v)", sc.Err())
 	}
 	cmd.Process.Kill()
-	cmd.Wait()
+	_ = cmd.Wait() // killed: its error is the signal
 
 	deadline := time.Now().Add(20 * time.Second)
 	for ; time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {

@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -102,8 +103,11 @@ func connect(ctx context.Context, s *server) (*server, error) {
 		err = pool.Ping(ctx)
 	}
 	if err != nil {
-		s.close()
-		return nil, fmt.Errorf("pgtest: connect to admin database: %w", err)
+		err = fmt.Errorf("pgtest: connect to admin database: %w", err)
+		if closeErr := s.close(); closeErr != nil {
+			err = errors.Join(err, closeErr)
+		}
+		return nil, err
 	}
 	s.pool = pool
 	return s, nil

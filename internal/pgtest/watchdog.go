@@ -34,7 +34,7 @@ rm -rf "$@"
 // watchdogPipe is the write end of the watchdog's stdin. It must stay
 // referenced for the life of the process: if it were collected, its
 // finalizer would close it and the watchdog would fire early.
-var watchdogPipe *os.File
+var watchdogPipe *os.File //nolint:unused // written only, to keep the pipe referenced
 
 // startWatchdog covers the exits Main never sees return: a `go test
 // -timeout` panic, a test's panic, Ctrl-C, SIGKILL. Without it each such
@@ -43,8 +43,8 @@ var watchdogPipe *os.File
 // needed; on a normal exit Main has already cleaned up and it does nothing.
 func startWatchdog(c *pgembed.Cluster, dirs ...string) error {
 	data := filepath.Join(c.Dir(), "data")
-	if real, err := filepath.EvalSymlinks(data); err == nil {
-		data = real
+	if resolved, err := filepath.EvalSymlinks(data); err == nil {
+		data = resolved
 	}
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -1,4 +1,4 @@
-// Package maintenance is Queen's maintenance mode. With push maintenance on,
+// Package pushbuffer is Queen's maintenance mode. With push maintenance on,
 // pushes are kept in a durable local buffer (LETHE_DATA_DIR/buffer) instead
 // of the database; when it is turned off, on any replica, each replica
 // replays its own buffer through the engine, exactly once thanks to

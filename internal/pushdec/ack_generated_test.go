@@ -47,7 +47,7 @@ func (g *generator) ackBatch() {
 			g.stringValue()
 		case g.rng.IntN(15) == 0:
 			g.value(3)
-		case g.rng.IntN(15) == 0:
+		case g.rng.IntN(15) == 0: //nolint:gocritic // dupCase: a second draw, not the same case
 			g.b.WriteString("null")
 		default:
 			g.array(6, g.ack)

@@ -50,11 +50,12 @@ func (g *generator) request() {
 		g.space()
 		g.b.WriteByte(':')
 		g.space()
-		if strings.Contains(key, "other") || g.rng.IntN(10) == 0 {
+		switch {
+		case strings.Contains(key, "other") || g.rng.IntN(10) == 0:
 			g.value(3)
-		} else if g.rng.IntN(10) == 0 {
+		case g.rng.IntN(10) == 0:
 			g.b.WriteString("null")
-		} else {
+		default:
 			g.array(6, g.item)
 		}
 	})

@@ -2,6 +2,7 @@ package queuesfile
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -41,8 +42,8 @@ func TestParseReportsEveryProblemWithItsLine(t *testing.T) {
   "":
     leaseTime: 1
 `))
-	ps, ok := err.(Problems)
-	if !ok {
+	var ps Problems
+	if !errors.As(err, &ps) {
 		t.Fatalf("Parse = %v, want Problems", err)
 	}
 	want := []struct {

@@ -93,11 +93,11 @@ func LeafPending(ctx context.Context, q Querier, leaf string) (bool, error) {
 
 // LeafEmpty reports whether a leaf holds no row.
 func LeafEmpty(ctx context.Context, q Querier, leaf string) (bool, error) {
-	var any bool
-	if err := q.QueryRow(ctx, fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM %s)`, ident(leaf))).Scan(&any); err != nil {
+	var hasRows bool
+	if err := q.QueryRow(ctx, fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM %s)`, ident(leaf))).Scan(&hasRows); err != nil {
 		return false, fmt.Errorf("rows of leaf %s: %w", leaf, err)
 	}
-	return !any, nil
+	return !hasRows, nil
 }
 
 // LeafHashes counts the transaction-id hashes a sidecar leaf holds.

@@ -9,7 +9,8 @@ import (
 func TestParse(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]Tier{"1w": OneWeek, "7d": OneWeek, "3W": ThreeWeeks, "21d": ThreeWeeks,
-		"7w": SevenWeeks, " 49d ": SevenWeeks, "forever": Forever, "Forever": Forever} {
+		"7w": SevenWeeks, " 49d ": SevenWeeks, //nolint:gocritic // mapKey: the spaces are the input under test
+		"forever": Forever, "Forever": Forever} {
 		if got, err := Parse(in); err != nil || got != want {
 			t.Errorf("Parse(%q) = %q, %v; want %q", in, got, err, want)
 		}

@@ -26,11 +26,11 @@ const (
 	TraceNamesMax = 100
 )
 
-// List refuses a list of n entries when n is past max, naming field and
+// List refuses a list of n entries when n is past limit, naming field and
 // the bound.
-func List(field string, n, max int) error {
-	if n > max {
-		return apierr.Field(apierr.Invalid, field, "%s holds %d entries; at most %d are accepted", field, n, max)
+func List(field string, n, limit int) error {
+	if n > limit {
+		return apierr.Field(apierr.Invalid, field, "%s holds %d entries; at most %d are accepted", field, n, limit)
 	}
 	return nil
 }

@@ -70,14 +70,14 @@ const (
 	problemBlank   = "is blank (only white space)"
 )
 
-// nameProblem says what is wrong with v as a name of at most max bytes, or ""
-// when nothing is; "" itself is not a problem (absent), so callers decide
-// whether a name is required.
-func nameProblem(v string, max int) string {
+// nameProblem says what is wrong with v as a name of at most limit bytes,
+// or "" when nothing is; "" itself is not a problem (absent), so callers
+// decide whether a name is required.
+func nameProblem(v string, limit int) string {
 	if v == "" {
 		return ""
 	}
-	if len(v) > max {
+	if len(v) > limit {
 		return problemTooLong
 	}
 	blank := true

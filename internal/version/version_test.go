@@ -107,7 +107,7 @@ func newestRelease(changelog string) (string, error) {
 			return "", fmt.Errorf("line %d: %q: want ## [X.Y.Z] - YYYY-MM-DD", n+1, line)
 		}
 		if _, err := time.Parse(time.DateOnly, date); err != nil {
-			return "", fmt.Errorf("line %d: %q: the date: %v", n+1, line, err)
+			return "", fmt.Errorf("line %d: %q: the date: %w", n+1, line, err)
 		}
 		var cur [3]int
 		for i := range cur {

@@ -74,7 +74,7 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, into 
 			return resp.StatusCode, fmt.Errorf("%s %s: decode answer: %w", method, path, err)
 		}
 	}
-	io.Copy(io.Discard, resp.Body) // the connection goes back to the pool only when drained
+	_, _ = io.Copy(io.Discard, resp.Body) // the connection goes back to the pool only when drained
 	return resp.StatusCode, nil
 }
 

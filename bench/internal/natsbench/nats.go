@@ -91,7 +91,7 @@ func Run(ctx context.Context, env *Env, size int) error {
 	if err != nil {
 		return fmt.Errorf("nats: create stream: %w", err)
 	}
-	defer js.DeleteStream(context.Background(), name)
+	defer func() { _ = js.DeleteStream(context.Background(), name) }() // the server goes away with the run
 
 	payloads := payload.Pool(uint64(size)+23, 1024, size)
 	for _, s := range []struct{ batch, clients int }{{1, 64}, {10, 8}, {100, 8}} {

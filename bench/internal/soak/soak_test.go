@@ -36,8 +36,12 @@ func TestPushBodyIsIncompressible(t *testing.T) {
 	body := pushBody(rng, "q", "p0", 0, 50, 1024, time.Now())
 	var buf bytes.Buffer
 	w, _ := flate.NewWriter(&buf, flate.BestSpeed)
-	w.Write(body)
-	w.Close()
+	if _, err := w.Write(body); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	// DEFLATE has an entropy coder, which LZ4 and pglz lack: 6 bits a
 	// character is the most it can find. An LZ-only coder finds nothing.
 	if ratio := float64(buf.Len()) / float64(len(body)); ratio < 0.7 {

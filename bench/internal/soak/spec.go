@@ -90,11 +90,6 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
-// ruleWindow is the longest window the queue's rules keep, in wall time.
-func (s *Spec) ruleWindow(q QueueLoad) time.Duration {
-	return time.Duration(float64(max(q.CompletedRetention, q.Retention)) / s.TimeScale)
-}
-
 // options is the queue's configuration as lethe's configure takes it.
 func (q QueueLoad) options() map[string]any {
 	o := map[string]any{"retentionEnabled": q.CompletedRetention > 0 || q.Retention > 0}

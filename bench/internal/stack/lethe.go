@@ -204,7 +204,7 @@ func (l *Lethe) waitHealthy(ctx context.Context, limit time.Duration) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, l.URL+"/health", nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
-			io.Copy(io.Discard, resp.Body)
+			_, _ = io.Copy(io.Discard, resp.Body) // drained for the pool; the status decides
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil

@@ -17,15 +17,21 @@ func TestConfigFileIsStrictAndPrivate(t *testing.T) {
 	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("config file mode %v (%v), want 0600: it holds tokens", st.Mode().Perm(), err)
 	}
-	os.WriteFile(path, []byte("contexts:\n  a:\n    urll: http://a\n"), 0o600)
+	if err := os.WriteFile(path, []byte("contexts:\n  a:\n    urll: http://a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "field urll not found") {
 		t.Fatalf("a misspelt key: %v, want an error naming it", err)
 	}
-	os.WriteFile(path, []byte("current-context: gone\n"), 0o600)
+	if err := os.WriteFile(path, []byte("current-context: gone\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), `current-context "gone" is not among its contexts`) {
 		t.Fatalf("a current context that does not exist: %v", err)
 	}
-	os.WriteFile(path, nil, 0o600)
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if f, err := Load(path); err != nil || len(f.Contexts) != 0 {
 		t.Fatalf("an empty file: %+v, %v", f, err)
 	}
