@@ -264,3 +264,11 @@ func (e *Engine) Forget(queue string) {
 	}
 	e.catalog.forgetQueue(queue)
 }
+
+// ForgetQueueOptions drops the queue's cached options, after its
+// configuration changed; its partitions' ids stay cached.
+func (e *Engine) ForgetQueueOptions(queue string) {
+	e.catalog.mu.Lock()
+	delete(e.catalog.queues, queue)
+	e.catalog.mu.Unlock()
+}
