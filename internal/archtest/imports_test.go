@@ -166,11 +166,12 @@ func TestSegmentSQLStaysInTheStore(t *testing.T) {
 // UPDATE or DELETE in its SQL); others may read them. The engine is the
 // log: a table that is not the log's gets a package of its own. A table
 // has more than one owner where the log needs its row too, each owner
-// said here: lethe.queues is configured by queueopts, created with the
-// defaults by a queue's first push and deleted with the log (engine).
+// said here: lethe.queues is configured by queueopts, and created with
+// the defaults by a queue's first push and deleted with the log through
+// the store's functions the engine calls.
 var tableOwners = map[string][]string{
 	"retention_holds": {"internal/holds"},
-	"queues":          {"internal/queueopts", "internal/engine"},
+	"queues":          {"internal/queueopts", "internal/store"},
 }
 
 // Each table in tableOwners is written by its owner alone.

@@ -16,8 +16,7 @@ import (
 // bounded: segments go in batches, each its own short transaction, before
 // the queue row.
 func (e *Engine) DeleteQueue(ctx context.Context, name string) (segments int64, err error) {
-	var qid int64
-	err = e.pool.QueryRow(ctx, `SELECT id FROM lethe.queues WHERE name = $1`, name).Scan(&qid)
+	qid, err := store.QueueID(ctx, e.pool, name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, notFoundf("queue %q does not exist", name)
 	}
@@ -39,7 +38,7 @@ func (e *Engine) DeleteQueue(ctx context.Context, name string) (segments int64, 
 			break
 		}
 	}
-	if _, err := e.pool.Exec(ctx, `DELETE FROM lethe.queues WHERE id = $1`, qid); err != nil {
+	if err := store.DeleteQueueRow(ctx, e.pool, qid); err != nil {
 		return segments, fmt.Errorf("delete queue %s: %w", name, err)
 	}
 	e.catalog.forgetQueue(name)
