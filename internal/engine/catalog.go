@@ -79,16 +79,10 @@ func (c *catalog) queue(ctx context.Context, name string) (*Queue, error) {
 	if q != nil && time.Since(q.loadedAt) < queueInfoTTL {
 		return q, nil
 	}
-	q = &Queue{Name: name}
-	var retryDelayMs int
-	err := c.pool.QueryRow(ctx, `
-		SELECT id, lease_time, retry_limit, retry_delay_ms, delayed_processing, window_buffer,
-		       coalesce((options->>'ttl')::int, 0), coalesce((options->>'maxSize')::int, 0),
-		       coalesce((options->>'encryptionEnabled')::boolean, false)
-		  FROM lethe.queues WHERE name = $1`, name).
-		Scan(&q.ID, &q.LeaseTime, &q.RetryLimit, &retryDelayMs, &q.DelayedProcessing, &q.WindowBuffer,
-			&q.TTL, &q.MaxSize, &q.Encrypted)
-	q.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
+	r, err := store.LoadQueue(ctx, c.pool, name)
+	q = &Queue{Name: name, ID: r.ID, LeaseTime: r.LeaseTime, RetryLimit: r.RetryLimit,
+		RetryDelay: time.Duration(r.RetryDelayMs) * time.Millisecond, DelayedProcessing: r.DelayedProcessing,
+		WindowBuffer: r.WindowBuffer, TTL: r.TTL, MaxSize: r.MaxSize, Encrypted: r.Encrypted}
 	if errors.Is(err, pgx.ErrNoRows) {
 		c.forgetQueue(name)
 		return nil, nil
@@ -110,9 +104,7 @@ func (c *catalog) ensureQueue(ctx context.Context, name string) (*Queue, error) 
 		return q, err
 	}
 	now := c.clock.Now()
-	if _, err := c.pool.Exec(ctx, `
-		INSERT INTO lethe.queues (name, created_at, updated_at, retention_tier, quarantined) VALUES ($1, $2, $2, $3, $4)
-		ON CONFLICT (name) DO NOTHING`, name, now, c.tier, c.quarantined); err != nil {
+	if err := store.CreateQueue(ctx, c.pool, name, now, c.tier, c.quarantined); err != nil {
 		return nil, fmt.Errorf("create queue %s: %w", name, err)
 	}
 	q, err = c.queue(ctx, name)
@@ -152,16 +144,7 @@ func (c *catalog) insertPartition(ctx context.Context, q store.Querier, qid int6
 	// When a concurrent first push inserts the same partition, our INSERT
 	// skips it but our snapshot cannot see it yet: the next statement can.
 	for attempt := 0; attempt < 3; attempt++ {
-		err = q.QueryRow(ctx, `
-			WITH ins AS (
-				INSERT INTO lethe.partitions (id, queue_id, name, created_at)
-				VALUES ($1, $2, $3, $4)
-				ON CONFLICT (queue_id, name) DO NOTHING
-				RETURNING id)
-			SELECT id FROM ins
-			UNION ALL
-			SELECT id FROM lethe.partitions WHERE queue_id = $2 AND name = $3
-			LIMIT 1`, uuid.New(), qid, partition, c.clock.Now()).Scan(&id)
+		id, err = store.EnsurePartition(ctx, q, uuid.New(), qid, partition, c.clock.Now())
 		if !errors.Is(err, pgx.ErrNoRows) {
 			break
 		}
@@ -183,15 +166,7 @@ func (c *catalog) ensurePartitionIn(ctx context.Context, tx pgx.Tx, queue, parti
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		now := c.clock.Now()
-		err = tx.QueryRow(ctx, `
-			WITH ins AS (
-				INSERT INTO lethe.queues (name, created_at, updated_at, retention_tier, quarantined) VALUES ($1, $2, $2, $3, $4)
-				ON CONFLICT (name) DO NOTHING
-				RETURNING id)
-			SELECT id FROM ins
-			UNION ALL
-			SELECT id FROM lethe.queues WHERE name = $1
-			LIMIT 1`, queue, now, c.tier, c.quarantined).Scan(&qid)
+		qid, err = store.EnsureQueue(ctx, tx, queue, now, c.tier, c.quarantined)
 		if !errors.Is(err, pgx.ErrNoRows) {
 			break
 		}
@@ -221,7 +196,7 @@ func (c *catalog) partitionID(ctx context.Context, q *Queue, partition string) (
 	if ok {
 		return id, true, nil
 	}
-	err := c.pool.QueryRow(ctx, `SELECT id FROM lethe.partitions WHERE queue_id = $1 AND name = $2`, q.ID, partition).Scan(&id)
+	id, err := store.PartitionID(ctx, c.pool, q.ID, partition)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, false, nil
 	}
@@ -263,4 +238,12 @@ func (e *Engine) Forget(queue string) {
 		return
 	}
 	e.catalog.forgetQueue(queue)
+}
+
+// ForgetQueueOptions drops the queue's cached options, after its
+// configuration changed; its partitions' ids stay cached.
+func (e *Engine) ForgetQueueOptions(queue string) {
+	e.catalog.mu.Lock()
+	delete(e.catalog.queues, queue)
+	e.catalog.mu.Unlock()
 }

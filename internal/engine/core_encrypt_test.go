@@ -12,6 +12,7 @@ import (
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/inspect"
+	"github.com/lethe-mq/lethe/internal/queueopts"
 	"github.com/lethe-mq/lethe/internal/seal"
 )
 
@@ -137,7 +138,7 @@ func TestCoreEncryptionWithoutAKeyRefuses(t *testing.T) {
 	if _, err := bare.Pop(keyed.ctx, engine.PopRequest{Queue: "vault"}); !errors.Is(err, engine.ErrConflict) {
 		t.Errorf("pop without a key: %v, want a conflict", err)
 	}
-	_, err = bare.Configure(keyed.ctx, api.ConfigureRequest{Queue: "new-vault", Options: json.RawMessage(`{"encryptionEnabled":true}`)})
+	_, err = queueopts.New(bare).Configure(keyed.ctx, api.ConfigureRequest{Queue: "new-vault", Options: json.RawMessage(`{"encryptionEnabled":true}`)})
 	if !errors.Is(err, engine.ErrConflict) || !strings.Contains(err.Error(), "QUEEN_ENCRYPTION_KEY") {
 		t.Errorf("configure encryption without a key: %v, want a conflict naming the key", err)
 	}

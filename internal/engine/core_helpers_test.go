@@ -16,6 +16,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/pgtest"
 	"github.com/lethe-mq/lethe/internal/pguuid"
+	"github.com/lethe-mq/lethe/internal/queueopts"
 	"github.com/lethe-mq/lethe/internal/schema"
 	"github.com/lethe-mq/lethe/internal/store"
 )
@@ -138,7 +139,7 @@ func (e *coreEnv) ackMsg(m api.Message, status string) api.AckResult {
 
 func (e *coreEnv) configure(queue, options string) {
 	e.t.Helper()
-	if _, err := e.eng.Configure(e.ctx, api.ConfigureRequest{Queue: queue, Options: json.RawMessage(options)}); err != nil {
+	if _, err := queueopts.New(e.eng).Configure(e.ctx, api.ConfigureRequest{Queue: queue, Options: json.RawMessage(options)}); err != nil {
 		e.t.Fatalf("configure %s %s: %v", queue, options, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/frame"
 	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/queueopts"
 	"github.com/lethe-mq/lethe/internal/schema"
 	"github.com/lethe-mq/lethe/internal/schema/schematest"
 	"github.com/lethe-mq/lethe/internal/store"
@@ -127,7 +128,7 @@ func TestCoreMigration072ResetsTheUnenforcedTTL(t *testing.T) {
 	migrateOldDatabase(t, pool)
 	eng := engine.New(pool, engine.Config{Clock: clock.NewFake(coreT0), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(eng.Close)
-	q, err := eng.GetQueue(ctx, "old")
+	q, err := queueopts.New(eng).Get(ctx, "old")
 	if err != nil || q.Options.TTL != 0 || q.Options.MaxSize != 7 {
 		t.Errorf("after 072: %+v, %v; want ttl 0 and maxSize 7 kept", q.Options, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/inspect"
+	"github.com/lethe-mq/lethe/internal/queueopts"
 )
 
 // expiredCounter counts the Expired hook by queue/group.
@@ -118,7 +119,7 @@ func TestCorePriorityOrdersANamespacePop(t *testing.T) {
 	t.Parallel()
 	e := newCoreEnv(t, engine.Config{})
 	for _, q := range []struct{ name, opts string }{{"a-low", `{}`}, {"b-high", `{"priority": 5}`}, {"c-mid", `{"priority": 1}`}} {
-		if _, err := e.eng.Configure(e.ctx, api.ConfigureRequest{Queue: q.name, Namespace: "ns", Options: json.RawMessage(q.opts)}); err != nil {
+		if _, err := queueopts.New(e.eng).Configure(e.ctx, api.ConfigureRequest{Queue: q.name, Namespace: "ns", Options: json.RawMessage(q.opts)}); err != nil {
 			t.Fatal(err)
 		}
 		e.push(q.name, "", `"`+q.name+`"`)
@@ -141,7 +142,7 @@ func TestCoreDeadLetterSwitchesAndDefaults(t *testing.T) {
 	e := newCoreEnv(t, engine.Config{})
 	e.configure("q", `{"deadLetterQueue": true, "dlqAfterMaxRetries": true}`)
 	for _, opts := range []string{`{"deadLetterQueue": false}`, `{"dlqAfterMaxRetries": false}`} {
-		_, err := e.eng.Configure(e.ctx, api.ConfigureRequest{Queue: "q", Options: json.RawMessage(opts)})
+		_, err := queueopts.New(e.eng).Configure(e.ctx, api.ConfigureRequest{Queue: "q", Options: json.RawMessage(opts)})
 		if !errors.Is(err, engine.ErrInvalid) || !strings.Contains(err.Error(), "dead letters") {
 			t.Errorf("configure %s: %v, want a refusal saying why", opts, err)
 		}
@@ -150,7 +151,7 @@ func TestCoreDeadLetterSwitchesAndDefaults(t *testing.T) {
 	if _, err := e.pool.Exec(e.ctx, `UPDATE lethe.queues SET options = options || '{"deadLetterQueue": false, "dlqAfterMaxRetries": false}'`); err != nil {
 		t.Fatal(err)
 	}
-	q, err := e.eng.GetQueue(e.ctx, "q")
+	q, err := queueopts.New(e.eng).Get(e.ctx, "q")
 	if err != nil || !q.Options.DeadLetterQueue || !q.Options.DLQAfterMaxRetries || q.Options.TTL != 0 {
 		t.Errorf("published options %+v, %v; want both dead-letter switches true and ttl 0", q.Options, err)
 	}

@@ -48,14 +48,9 @@ func (e *Engine) writeDeadLetter(ctx context.Context, tx pgx.Tx, row *cursorRow,
 			payload = &p
 		}
 	}
-	_, err := tx.Exec(ctx, `
-		WITH v AS (SELECT lethe.jsonb_or_null($6) AS payload)
-		INSERT INTO lethe.dead_letters (partition_id, group_name, msg_offset, txn_id, trace_id, payload, payload_sealed,
-		                                error, retry_count, created_at, failed_at)
-		SELECT $1, $2, $3, $4, $5, v.payload, $12,
-		       CASE WHEN $6::text IS NOT NULL AND v.payload IS NULL THEN $7 || $11 ELSE $7 END, $8, $9, $10
-		  FROM v`,
-		row.pid, row.group, d.Offset, txnID, traceID, payload, storable(d.Reason), d.Retries, created, now, unstorablePayload, sealed)
+	err := store.WriteDeadLetter(ctx, tx, store.DeadLetter{Partition: row.pid, Group: row.group, Offset: d.Offset,
+		TxnID: txnID, TraceID: traceID, Payload: payload, Sealed: sealed, Error: storable(d.Reason),
+		UnstorableNote: unstorablePayload, Retries: d.Retries, CreatedAt: created, FailedAt: now})
 	if err != nil {
 		return fmt.Errorf("dead-letter offset %d of %s: %w", d.Offset, row.pid, err)
 	}

@@ -28,15 +28,12 @@ func ParseDeadLetterID(s string) (int64, error) {
 // DeleteDeadLetter drops one dead letter for good.
 // A dead letter of a queue under a retention hold is refused (409).
 func (e *Engine) DeleteDeadLetter(ctx context.Context, id int64) error {
-	tag, err := e.pool.Exec(ctx, `DELETE FROM lethe.dead_letters d WHERE d.id = $1
-		AND NOT EXISTS (SELECT 1 FROM lethe.partitions p WHERE p.id = d.partition_id AND lethe.queue_held(p.queue_id))`, id)
+	deleted, err := store.DeleteDeadLetterUnlessHeld(ctx, e.pool, id)
 	if err != nil {
 		return fmt.Errorf("delete dead letter %d: %w", id, err)
 	}
-	if tag.RowsAffected() == 0 {
-		var qid *int64
-		if err := e.pool.QueryRow(ctx, `SELECT p.queue_id FROM lethe.dead_letters d JOIN lethe.partitions p ON p.id = d.partition_id
-			 WHERE d.id = $1`, id).Scan(&qid); err == nil && qid != nil {
+	if !deleted {
+		if qid, err := store.DeadLetterQueueID(ctx, e.pool, id); err == nil && qid != nil {
 			if err := holds.RefuseHeld(ctx, e.pool, *qid, fmt.Sprintf("delete dead letter %d", id)); err != nil {
 				return err
 			}
@@ -54,23 +51,17 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*api.DeadLette
 	res := &api.DeadLetterReplayed{Success: true, ID: strconv.FormatInt(id, 10), TransactionID: uuid.NewString()}
 	var hint wakeHint
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		var pid uuid.UUID
-		var traceID string
-		var payload, sealed []byte
-		err := tx.QueryRow(ctx, `
-			SELECT d.partition_id, q.id, q.name, p.name, d.trace_id, d.payload, d.payload_sealed
-			  FROM lethe.dead_letters d
-			  JOIN lethe.partitions p ON p.id = d.partition_id
-			  JOIN lethe.queues q ON q.id = p.queue_id
-			 WHERE d.id = $1 FOR UPDATE OF d`, id).Scan(&pid, &hint.queueID, &res.Queue, &res.Partition, &traceID, &payload, &sealed)
+		d, err := store.LockDeadLetter(ctx, tx, id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFoundf("dead letter %d does not exist (already replayed or deleted?)", id)
 		}
 		if err != nil {
 			return fmt.Errorf("load dead letter %d: %w", id, err)
 		}
+		pid := d.Partition
+		hint.queueID, res.Queue, res.Partition = d.QueueID, d.Queue, d.PartitionName
 		now := e.clock.Now()
-		m, err := e.replayMessage(ctx, id, res, traceID, payload, sealed, now)
+		m, err := e.replayMessage(ctx, id, res, d.TraceID, d.Payload, d.Sealed, now)
 		if err != nil {
 			return err
 		}
@@ -83,7 +74,7 @@ func (e *Engine) ReplayDeadLetter(ctx context.Context, id int64) (*api.DeadLette
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM lethe.dead_letters WHERE id = $1`, id); err != nil {
+		if err := store.DeleteDeadLetter(ctx, tx, id); err != nil {
 			return fmt.Errorf("delete replayed dead letter %d: %w", id, err)
 		}
 		hint.pid, hint.partition = pid, res.Partition

@@ -151,6 +151,17 @@ func (e *Engine) Pool() *pgxpool.Pool { return e.pool }
 // Clock returns the engine's clock.
 func (e *Engine) Clock() clock.Clock { return e.clock }
 
+// Logger returns the engine's logger, for the packages that work beside
+// the log (queue configuration).
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
+// QueueDefaults are the server's retentionTier and quarantined for a new
+// queue (the first push creates one with them; a configure starts from
+// them).
+func (e *Engine) QueueDefaults() (retentionTier, quarantined string) {
+	return e.cfg.DefaultRetentionTier, e.cfg.DefaultQuarantined
+}
+
 // Close stops background work and waits for every goroutine the engine
 // started: pushes waiting in group commit are written first; pushes after
 // Close fail. It does not close the pool.

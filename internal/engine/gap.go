@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // skipGap moves the locked cursor past what retention deleted under it and
@@ -29,7 +30,7 @@ func skipGap(ctx context.Context, tx pgx.Tx, q *Queue, cand candidate, row *curs
 	if ps.lastPop != nil {
 		since = ps.lastPop.Add(-gapHistoryMargin)
 	}
-	rows, err := tx.Query(ctx, deletedBySQL, q.Name, cand.pid, cand.name, from, to, since)
+	rows, err := store.DeletedBy(ctx, tx, q.Name, cand.pid, cand.name, from, to, since)
 	if err != nil {
 		return nil, fmt.Errorf("find what deleted offsets %d..%d of %s/%s: %w", from, to, q.Name, cand.name, err)
 	}
@@ -52,26 +53,6 @@ func skipGap(ctx context.Context, tx pgx.Tx, q *Queue, cand candidate, row *curs
 // gapHistoryMargin is how far before the group's last claim the history
 // of a gap is looked for.
 const gapHistoryMargin = 24 * time.Hour
-
-// deletedBySQL lists the rules of the retention history's decisions that
-// deleted offsets $4..$5 of partition $2 (named $3) of queue $1 at or after
-// $6, each with when it last did, oldest first. A decision lists the ranges
-// of its first partitions only (at most 16): one that stopped listing
-// before this partition may have deleted it and is counted. Moves delete
-// nothing. Served by retention_history_queue_time_idx.
-const deletedBySQL = `
-	SELECT h.rule, max(h.executed_at) AS at
-	  FROM lethe.retention_history h
-	 WHERE h.queue_name = $1 AND h.executed_at >= $6
-	   AND h.rule NOT IN ('held_move', 'tier_move')
-	   AND CASE WHEN h.ranges IS NULL
-	            THEN h.partition_id = $2 AND h.from_offset <= $5 AND h.to_offset >= $4
-	            WHEN h.ranges ? $3
-	            THEN (h.ranges -> $3 ->> 0)::bigint <= $5 AND (h.ranges -> $3 ->> 1)::bigint >= $4
-	            ELSE h.partitions > (SELECT count(*) FROM jsonb_object_keys(h.ranges))
-	       END
-	 GROUP BY h.rule
-	 ORDER BY at`
 
 // gapReason says a gap in a sentence a person can act on.
 func gapReason(g *api.Gap) string {

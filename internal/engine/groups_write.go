@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/lethe-mq/lethe/api"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // DeleteConsumerGroup forgets where group stands: its cursors (and leases)
@@ -28,12 +30,8 @@ func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, d
 	}
 	res := &api.GroupDeleted{Success: true, ConsumerGroup: group, QueueName: queue, MetadataDeleted: deleteMetadata}
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		var exists bool
-		if err := tx.QueryRow(ctx, `
-			SELECT EXISTS (SELECT 1 FROM lethe.subscriptions WHERE group_name = $1 AND ($2::bigint IS NULL OR queue_id = $2))
-			    OR EXISTS (SELECT 1 FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
-			                WHERE c.group_name = $1 AND ($2::bigint IS NULL OR p.queue_id = $2))`,
-			group, qid).Scan(&exists); err != nil {
+		exists, err := store.GroupExists(ctx, tx, group, qid)
+		if err != nil {
 			return fmt.Errorf("look up consumer group %s: %w", group, err)
 		}
 		if !exists {
@@ -42,17 +40,13 @@ func (e *Engine) DeleteConsumerGroup(ctx context.Context, group, queue string, d
 			}
 			return notFoundf("consumer group %q does not exist (no subscription or cursor on any queue)", group)
 		}
-		tag, err := tx.Exec(ctx, `
-			DELETE FROM lethe.cursors c USING lethe.partitions p
-			 WHERE p.id = c.partition_id AND c.group_name = $1 AND ($2::bigint IS NULL OR p.queue_id = $2)`, group, qid)
+		deleted, err := store.DeleteGroupCursors(ctx, tx, group, qid)
 		if err != nil {
 			return fmt.Errorf("delete cursors of %s: %w", group, err)
 		}
-		res.DeletedPartitions = tag.RowsAffected()
+		res.DeletedPartitions = deleted
 		if deleteMetadata {
-			if _, err := tx.Exec(ctx, `
-				DELETE FROM lethe.subscriptions WHERE group_name = $1 AND ($2::bigint IS NULL OR queue_id = $2)`,
-				group, qid); err != nil {
+			if err := store.DeleteGroupSubscriptions(ctx, tx, group, qid); err != nil {
 				return fmt.Errorf("delete subscriptions of %s: %w", group, err)
 			}
 		}
@@ -74,15 +68,14 @@ func (e *Engine) UpdateSubscription(ctx context.Context, group string, from time
 	if err := ValidateName("consumer group", group); err != nil {
 		return nil, err
 	}
-	tag, err := e.pool.Exec(ctx, `
-		UPDATE lethe.subscriptions SET from_at = $2, mode = 'timestamp' WHERE group_name = $1`, group, from)
+	moved, err := store.MoveSubscriptions(ctx, e.pool, group, from)
 	if err != nil {
 		return nil, fmt.Errorf("update subscriptions of %s: %w", group, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if moved == 0 {
 		return nil, notFoundf("consumer group %q has no subscription; it gets one on its first pop", group)
 	}
 	// Other replicas pick the change up when their cache entry expires.
 	e.ForgetSubscriptions()
-	return &api.SubscriptionUpdated{Success: true, ConsumerGroup: group, NewTimestamp: from.UTC(), RowsUpdated: tag.RowsAffected()}, nil
+	return &api.SubscriptionUpdated{Success: true, ConsumerGroup: group, NewTimestamp: from.UTC(), RowsUpdated: moved}, nil
 }

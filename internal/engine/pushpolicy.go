@@ -76,12 +76,7 @@ func (e *Engine) checkCapacity(ctx context.Context, queues map[string]*Queue, it
 
 // queueDepth counts the messages of q stored past the queue-mode cursor.
 func (e *Engine) queueDepth(ctx context.Context, q *Queue) (int64, error) {
-	var n int64
-	err := e.pool.QueryRow(ctx, `
-		SELECT coalesce(sum(greatest(p.next_offset - greatest(p.low_watermark, coalesce(c.committed + 1, 0)), 0)), 0)
-		  FROM lethe.partitions p
-		  LEFT JOIN lethe.cursors c ON c.partition_id = p.id AND c.group_name = $2
-		 WHERE p.queue_id = $1`, q.ID, api.QueueModeGroup).Scan(&n)
+	n, err := store.QueueDepth(ctx, e.pool, q.ID, api.QueueModeGroup)
 	if err != nil {
 		return 0, fmt.Errorf("size of queue %s: %w", q.Name, err)
 	}

@@ -3,12 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/lethe-mq/lethe/api"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 
@@ -59,17 +59,7 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*api.SeekResult, er
 		res.ClampedPartitions = clamped
 		// Sorted by partition id, so concurrent seeks lock cursors in the
 		// same order and cannot deadlock.
-		_, err = tx.Exec(ctx, `
-			INSERT INTO lethe.cursors (partition_id, group_name, committed, updated_at)
-			SELECT u.pid, $1, u.committed, $2 FROM unnest($3::uuid[], $4::bigint[]) AS u(pid, committed)
-			 ORDER BY u.pid
-			ON CONFLICT (partition_id, group_name) DO UPDATE SET
-			       committed = EXCLUDED.committed, lease_id = NULL, lease_from = NULL, lease_to = NULL,
-			       lease_until = NULL, lease_offsets = NULL, lease_hashes = NULL, lease_done = NULL, lease_fail = NULL,
-			       lease_error = NULL, retry_offset = NULL, retry_count = 0, retry_after = NULL, acked_ahead = NULL,
-			       updated_at = EXCLUDED.updated_at`,
-			req.Group, now, pids, committed)
-		if err != nil {
+		if err := store.SeekCursors(ctx, tx, req.Group, now, pids, committed); err != nil {
 			return fmt.Errorf("seek %s on %s: %w", req.Group, req.Queue, err)
 		}
 		res.PartitionsUpdated = len(pids)
@@ -103,27 +93,10 @@ func (e *Engine) Seek(ctx context.Context, req SeekRequest) (*api.SeekResult, er
 // writer that holds a cursor and then a partition (a transaction's acks,
 // then its pushes), so the seek cannot deadlock with them.
 func (e *Engine) seekTargets(ctx context.Context, tx pgx.Tx, qid int64, only *uuid.UUID, group string, at *time.Time) ([]uuid.UUID, []int64, int, error) {
-	if _, err := tx.Exec(ctx, `
-		SELECT 1 FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
-		 WHERE p.queue_id = $1 AND ($2::uuid IS NULL OR p.id = $2) AND c.group_name = $3
-		 ORDER BY c.partition_id FOR UPDATE OF c`, qid, only, group); err != nil {
+	if err := store.LockGroupCursors(ctx, tx, qid, only, group); err != nil {
 		return nil, nil, 0, fmt.Errorf("lock cursors to seek: %w", err)
 	}
-	rows, err := tx.Query(ctx, `
-		SELECT id, next_offset, low_watermark, last_push_at FROM lethe.partitions
-		 WHERE queue_id = $1 AND ($2::uuid IS NULL OR id = $2) ORDER BY id FOR KEY SHARE`, qid, only)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("list partitions to seek: %w", err)
-	}
-	type part struct {
-		id        uuid.UUID
-		next, low int64
-		lastPush  *time.Time
-	}
-	parts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (part, error) {
-		var p part
-		return p, r.Scan(&p.id, &p.next, &p.low, &p.lastPush)
-	})
+	parts, err := store.SharePartitions(ctx, tx, qid, only)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("list partitions to seek: %w", err)
 	}
@@ -131,19 +104,19 @@ func (e *Engine) seekTargets(ctx context.Context, tx pgx.Tx, qid int64, only *uu
 	committed := make([]int64, len(parts))
 	clamped := 0
 	for i, p := range parts {
-		pids[i], committed[i] = p.id, p.next-1
+		pids[i], committed[i] = p.ID, p.Next-1
 		// last_push_at is never earlier than the frames it wrote, so a
 		// partition last pushed before the target has nothing at or after
 		// it and needs no segment read.
-		if at == nil || p.lastPush == nil || p.lastPush.Before(*at) {
+		if at == nil || p.LastPush == nil || p.LastPush.Before(*at) {
 			continue
 		}
-		off, err := store.OffsetAt(ctx, tx, p.id, *at)
+		off, err := store.OffsetAt(ctx, tx, p.ID, *at)
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		if off <= p.low && p.low > 0 {
-			off = p.low
+		if off <= p.Low && p.Low > 0 {
+			off = p.Low
 			clamped++
 		}
 		committed[i] = off - 1

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/internal/store"
 )
 
 // Subscription modes, as stored. A pop's subscriptionMode "new" registers
@@ -67,9 +68,7 @@ func (e *Engine) ForgetSubscriptions() {
 }
 
 func (e *Engine) loadSubscription(ctx context.Context, q *Queue, group, mode, from string, now time.Time) (*time.Time, error) {
-	var fromAt *time.Time
-	err := e.pool.QueryRow(ctx, `SELECT from_at FROM lethe.subscriptions WHERE queue_id = $1 AND group_name = $2`,
-		q.ID, group).Scan(&fromAt)
+	fromAt, err := store.SubscriptionFrom(ctx, e.pool, q.ID, group)
 	if err == nil {
 		return fromAt, nil
 	}
@@ -87,15 +86,11 @@ func (e *Engine) loadSubscription(ctx context.Context, q *Queue, group, mode, fr
 		}
 		storedMode, fromAt = "timestamp", &t
 	}
-	_, err = e.pool.Exec(ctx, `
-		INSERT INTO lethe.subscriptions (queue_id, group_name, mode, from_at, created_at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, q.ID, group, storedMode, fromAt, now)
-	if err != nil {
+	if err := store.Subscribe(ctx, e.pool, q.ID, group, storedMode, fromAt, now); err != nil {
 		return nil, fmt.Errorf("register subscription %s/%s: %w", q.Name, group, err)
 	}
 	// Another replica may have registered it first; its row wins.
-	err = e.pool.QueryRow(ctx, `SELECT from_at FROM lethe.subscriptions WHERE queue_id = $1 AND group_name = $2`,
-		q.ID, group).Scan(&fromAt)
+	fromAt, err = store.SubscriptionFrom(ctx, e.pool, q.ID, group)
 	if err != nil {
 		return nil, fmt.Errorf("load subscription %s/%s: %w", q.Name, group, err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/internal/apierr"
-	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/queueopts"
 	"github.com/lethe-mq/lethe/internal/tier"
 )
 
@@ -20,21 +20,21 @@ const configureDocRole = "write; operator to delete or skip more"
 // current options (a new queue's are the server's defaults). A shorter
 // retentionTier of an existing queue is let through: where the queue holds
 // data it waits for the operator's confirm, and where it holds none the
-// engine asks shortenGuard before applying it.
+// configure asks shortenGuard before applying it.
 func (s *Server) mayConfigure(r *http.Request, req api.ConfigureRequest) error {
 	if s.auth.IsOperator(r) {
 		return nil
 	}
-	cur := s.eng.NewQueueOptions()
+	cur := s.queues.Defaults()
 	exists := false
-	q, err := s.eng.GetQueue(r.Context(), req.Queue)
+	q, err := s.queues.Get(r.Context(), req.Queue)
 	switch {
 	case err == nil:
 		cur, exists = q.Options, true
 	case !errors.Is(err, apierr.NotFound):
 		return err
 	}
-	next, err := engine.ParseQueueOptions(req.Options, cur)
+	next, err := queueopts.Parse(req.Options, cur)
 	if err != nil {
 		return err
 	}
@@ -48,10 +48,10 @@ func (s *Server) mayConfigure(r *http.Request, req api.ConfigureRequest) error {
 	return nil
 }
 
-// shortenGuard is the engine's guard for a configure without the operator
+// shortenGuard is the configure's guard for a configure without the operator
 // token: a shorter retentionTier that would apply at once (no data to
 // confirm a change for) needs the operator, as a shorter window does.
-func (s *Server) shortenGuard(r *http.Request) engine.ShortenGuard {
+func (s *Server) shortenGuard(r *http.Request) queueopts.ShortenGuard {
 	if s.auth.IsOperator(r) {
 		return nil
 	}

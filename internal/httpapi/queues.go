@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/lethe-mq/lethe/api"
-	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/validate"
 )
 
@@ -25,7 +24,7 @@ func (s *Server) configure(w http.ResponseWriter, r *http.Request) error {
 	if err := s.mayConfigure(r, req); err != nil {
 		return err
 	}
-	resp, err := s.eng.ConfigureGuarded(r.Context(), req, s.shortenGuard(r))
+	resp, err := s.queues.ConfigureGuarded(r.Context(), req, s.shortenGuard(r))
 	if err != nil {
 		return err
 	}
@@ -42,12 +41,12 @@ func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	qs, err := s.eng.ListQueues(r.Context(), names["namespace"], names["task"])
+	qs, err := s.queues.List(r.Context(), names["namespace"], names["task"])
 	if err != nil {
 		return err
 	}
 	if qs == nil {
-		qs = []*engine.QueueInfo{}
+		qs = []*api.Queue{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"queues": qs, "total": len(qs)})
 	return nil
@@ -58,7 +57,7 @@ func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := s.eng.GetQueue(r.Context(), name)
+	q, err := s.queues.Get(r.Context(), name)
 	if err != nil {
 		return err
 	}

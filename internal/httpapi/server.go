@@ -18,6 +18,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/holds"
 	"github.com/lethe-mq/lethe/internal/inspect"
+	"github.com/lethe-mq/lethe/internal/queueopts"
 	"github.com/lethe-mq/lethe/internal/streams"
 	"github.com/lethe-mq/lethe/internal/traces"
 )
@@ -46,7 +47,9 @@ type Config struct {
 	Inspect *inspect.Reader
 	// Holds places, releases and lists retention holds; nil builds them
 	// over the engine's pool and clock.
-	Holds        *holds.Service
+	Holds *holds.Service
+	// Queues configures and reads queues; nil builds it over the engine.
+	Queues       *queueopts.Service
 	Logger       *slog.Logger
 	MaxBodyBytes int64
 	// Auth checks credentials; nil is no authentication.
@@ -84,6 +87,7 @@ type Server struct {
 	eng       *engine.Engine
 	inspect   *inspect.Reader
 	holds     *holds.Service
+	queues    *queueopts.Service
 	log       *slog.Logger
 	maxBody   int64
 	mux       *http.ServeMux
@@ -109,6 +113,7 @@ func New(cfg Config) *Server {
 		eng:       cfg.Engine,
 		inspect:   cfg.Inspect,
 		holds:     cfg.Holds,
+		queues:    cfg.Queues,
 		log:       cmp.Or(cfg.Logger, slog.Default()),
 		maxBody:   cmp.Or(cfg.MaxBodyBytes, MaxBodyBytesDefault),
 		mux:       http.NewServeMux(),
@@ -125,8 +130,11 @@ func New(cfg Config) *Server {
 		streams:   cfg.Streams,
 		traces:    cfg.Traces,
 	}
+	if s.queues == nil && cfg.Engine != nil {
+		s.queues = queueopts.New(cfg.Engine)
+	}
 	if s.inspect == nil && cfg.Engine != nil {
-		s.inspect = readerOver(cfg.Engine, s.log)
+		s.inspect = readerOver(cfg.Engine, s.queues, s.log)
 	}
 	if s.holds == nil && cfg.Engine != nil {
 		s.holds = holds.New(cfg.Engine.Pool(), cfg.Engine.Clock(), s.log)
@@ -169,12 +177,13 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 }
 
 // readerOver is the read models over eng's pool, clock and keys, counting
-// what they cannot read with eng's hooks.
-func readerOver(eng *engine.Engine, log *slog.Logger) *inspect.Reader {
+// what they cannot read with eng's hooks, reading queues' options from
+// queues.
+func readerOver(eng *engine.Engine, queues *queueopts.Service, log *slog.Logger) *inspect.Reader {
 	h := eng.Hooks()
 	return inspect.New(inspect.Config{Pool: eng.Pool(), Clock: eng.Clock(), Logger: log, Keys: eng.Keys(),
 		QueueOptions: func(ctx context.Context, queue string) (any, error) {
-			q, err := eng.GetQueue(ctx, queue)
+			q, err := queues.Get(ctx, queue)
 			if err != nil {
 				return nil, err
 			}

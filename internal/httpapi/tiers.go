@@ -36,7 +36,7 @@ func (s *Server) retentionExplain(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if _, err := s.eng.GetQueue(r.Context(), name); err != nil {
+	if _, err := s.queues.Get(r.Context(), name); err != nil {
 		return err // 404 for a queue that does not exist
 	}
 	ex, err := s.retention.Explain(r.Context(), name)
@@ -54,7 +54,7 @@ func (s *Server) confirmTierChange(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	c, err := s.eng.ConfirmTierChange(r.Context(), name)
+	c, err := s.queues.ConfirmTierChange(r.Context(), name)
 	if err != nil {
 		return err
 	}

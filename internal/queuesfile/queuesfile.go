@@ -1,6 +1,6 @@
 // Package queuesfile reads the declarative queues file of `lethe validate`
 // and `lethe apply`: YAML naming each queue and its options, checked
-// offline by the same rules the server applies (engine.ParseQueueOptions),
+// offline by the same rules the server applies (queueopts.Parse),
 // every problem reported with its line.
 //
 //	queues:
@@ -21,7 +21,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lethe-mq/lethe/api"
-	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/apierr"
+	"github.com/lethe-mq/lethe/internal/queueopts"
+	"github.com/lethe-mq/lethe/internal/validate"
 )
 
 // Queue is one queue of the file: its options as a configure request's
@@ -77,7 +79,7 @@ func Parse(data []byte) ([]Queue, error) {
 			continue
 		}
 		seen[k.Value] = k.Line
-		if err := engine.ValidateName("queue", k.Value); err != nil {
+		if err := validate.Name("queue", k.Value); err != nil {
 			problems = append(problems, Problem{k.Line, err.Error()})
 		}
 		q, ps := queueOptions(k, v)
@@ -137,7 +139,7 @@ func queueOptions(name, opts *yaml.Node) (Queue, Problems) {
 			continue
 		}
 		one, _ := json.Marshal(map[string]any{k.Value: val})
-		if _, err := engine.ParseQueueOptions(one, api.DefaultQueueOptions()); err != nil {
+		if _, err := queueopts.Parse(one, api.DefaultQueueOptions()); err != nil {
 			problems = append(problems, Problem{k.Line, describe(k.Value, err)})
 			continue
 		}
@@ -154,7 +156,7 @@ func queueOptions(name, opts *yaml.Node) (Queue, Problems) {
 
 // describe words an option's error for a person editing the file.
 func describe(key string, err error) string {
-	msg := strings.TrimPrefix(err.Error(), engine.ErrInvalid.Error()+": ")
+	msg := strings.TrimPrefix(err.Error(), apierr.Invalid.Error()+": ")
 	if strings.Contains(msg, "unknown field") {
 		return fmt.Sprintf("unknown option %q; the options are %s", key, strings.Join(OptionNames(), ", "))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/lethe-mq/lethe/internal/engine"
 	"github.com/lethe-mq/lethe/internal/inspect"
 	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/queueopts"
 	"github.com/lethe-mq/lethe/internal/schema"
 )
 
@@ -104,7 +105,7 @@ func (e *env) cycle() CycleResult {
 func (e *env) configure(queue string, opts map[string]any) {
 	e.t.Helper()
 	raw, _ := json.Marshal(opts)
-	if _, err := e.eng.Configure(e.ctx, api.ConfigureRequest{Queue: queue, Options: raw}); err != nil {
+	if _, err := queueopts.New(e.eng).Configure(e.ctx, api.ConfigureRequest{Queue: queue, Options: raw}); err != nil {
 		e.t.Fatalf("configure %s: %v", queue, err)
 	}
 }

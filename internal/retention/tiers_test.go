@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lethe-mq/lethe/api"
-	"github.com/lethe-mq/lethe/internal/engine"
+	"github.com/lethe-mq/lethe/internal/queueopts"
 	"github.com/lethe-mq/lethe/internal/tier"
 )
 
@@ -171,7 +171,7 @@ func TestShorterTierWaitsForConfirmThenDeletesWhatItAnnounced(t *testing.T) {
 
 	resp := e.configureResp("q", `{"retentionTier":"1w"}`)
 	c := resp.RetentionChange
-	if c == nil || c.State != engine.ChangeAwaitingConfirm || resp.Options.RetentionTier != "forever" ||
+	if c == nil || c.State != queueopts.ChangeAwaitingConfirm || resp.Options.RetentionTier != "forever" ||
 		c.Delete.Messages != 4 || c.Move.Messages != 3 || c.Hold.Messages != 0 {
 		t.Fatalf("configure 1w answered %+v (tier %s); want awaiting_confirm, delete 4, move 3, tier still forever",
 			c, resp.Options.RetentionTier)
@@ -179,7 +179,7 @@ func TestShorterTierWaitsForConfirmThenDeletesWhatItAnnounced(t *testing.T) {
 	if res := e.fullCycle(); res.Total().Frames != 0 || len(e.segments("q", "p")) != 2 {
 		t.Fatalf("before confirmation the cycle deleted %+v", res.Total())
 	}
-	conf, err := e.eng.ConfirmTierChange(e.ctx, "q")
+	conf, err := queueopts.New(e.eng).ConfirmTierChange(e.ctx, "q")
 	if err != nil || conf.Delete.Messages != 4 || conf.Move.Messages != 3 {
 		t.Fatalf("confirm = %+v, %v", conf, err)
 	}
@@ -191,7 +191,7 @@ func TestShorterTierWaitsForConfirmThenDeletesWhatItAnnounced(t *testing.T) {
 	if got := offsetsOf(e.consume("q", "p", "g", 3)); !equalInts(got, []int64{4, 5, 6}) {
 		t.Fatalf("after the change g read %v, want 4..6", got)
 	}
-	if _, err := e.eng.ConfirmTierChange(e.ctx, "q"); err == nil {
+	if _, err := queueopts.New(e.eng).ConfirmTierChange(e.ctx, "q"); err == nil {
 		t.Fatal("a second confirm found something to confirm")
 	}
 }
@@ -205,7 +205,7 @@ func TestLongerTierAppliesAtOnceAndKeepsEverything(t *testing.T) {
 	e.pushSegment("q", "p", 2)
 	e.consume("q", "p", "g", 2)
 	resp := e.configureResp("q", `{"retentionTier":"7w"}`)
-	if resp.Options.RetentionTier != "7w" || resp.RetentionChange == nil || resp.RetentionChange.State != engine.ChangeRunning {
+	if resp.Options.RetentionTier != "7w" || resp.RetentionChange == nil || resp.RetentionChange.State != queueopts.ChangeRunning {
 		t.Fatalf("configure 7w answered tier %s, change %+v; want 7w at once, running", resp.Options.RetentionTier, resp.RetentionChange)
 	}
 	e.clock.Set(t0DayEnd.Add(8 * tier.Day))
@@ -221,7 +221,7 @@ func TestValuesSetWhileAChangeRunsWait(t *testing.T) {
 	e.configure("q", map[string]any{"retentionTier": "1w"})
 	e.pushSegment("q", "p", 1)
 	e.configureResp("q", `{"retentionTier":"forever"}`) // lengthening: runs
-	if c := e.configureResp("q", `{"retentionTier":"3w"}`).RetentionChange; c == nil || c.State != engine.ChangeQueued {
+	if c := e.configureResp("q", `{"retentionTier":"3w"}`).RetentionChange; c == nil || c.State != queueopts.ChangeQueued {
 		t.Fatalf("3w while a change runs: %+v, want queued", c)
 	}
 	if c := e.configureResp("q", `{"retentionTier":"7w"}`).RetentionChange; c == nil || c.Next != "7w" {
@@ -258,7 +258,7 @@ func TestTierOptionsRefuseUnknownValues(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	for _, opts := range []string{`{"retentionTier":"5d"}`, `{"quarantined":"drop"}`, `{"requiredGroups":[""]}`} {
-		_, err := e.eng.Configure(e.ctx, api.ConfigureRequest{Queue: "q", Options: json.RawMessage(opts)})
+		_, err := queueopts.New(e.eng).Configure(e.ctx, api.ConfigureRequest{Queue: "q", Options: json.RawMessage(opts)})
 		if err == nil {
 			t.Errorf("configure %s succeeded", opts)
 		}
@@ -270,7 +270,7 @@ func TestTierOptionsRefuseUnknownValues(t *testing.T) {
 
 func (e *env) configureResp(queue, opts string) *api.ConfigureResponse {
 	e.t.Helper()
-	resp, err := e.eng.Configure(e.ctx, api.ConfigureRequest{Queue: queue, Options: json.RawMessage(opts)})
+	resp, err := queueopts.New(e.eng).Configure(e.ctx, api.ConfigureRequest{Queue: queue, Options: json.RawMessage(opts)})
 	if err != nil {
 		e.t.Fatalf("configure %s %s: %v", queue, opts, err)
 	}

@@ -28,3 +28,10 @@ func DeleteQueueStep(ctx context.Context, q Querier, queueID int64, limit int) (
 	}
 	return tag.RowsAffected(), true, nil
 }
+
+// DeleteQueueRow deletes queue qid's row, the last step of its deletion
+// once DeleteQueueStep answered done.
+func DeleteQueueRow(ctx context.Context, q Querier, qid int64) error {
+	_, err := q.Exec(ctx, `DELETE FROM lethe.queues WHERE id = $1`, qid)
+	return err
+}

@@ -6,6 +6,11 @@
 // lethe.txn_offset and the lethe.store_* functions of migration 020) and
 // its tests.
 //
+// Besides the log's layout it holds the engine's other statements on
+// lethe's tables, each behind a named function (queues.go, groups.go,
+// deadletters.go, history.go), so the engine keeps SQL of its own only on
+// its hot path (a test of internal/archtest lists those files).
+//
 // The contract, stated by the tests of this package against PostgreSQL:
 //   - offsets of a partition are assigned in commit order and only grow;
 //   - they need not be contiguous: retention removes whole segments, and

@@ -1,4 +1,4 @@
-package engine
+package queueopts
 
 import (
 	"context"
@@ -27,13 +27,13 @@ const (
 
 // ErrNothingToConfirm answers a confirm of a queue with no change awaiting
 // confirmation.
-var ErrNothingToConfirm = fmt.Errorf("%w: no retention change awaits confirmation", ErrNotFound)
+var ErrNothingToConfirm = fmt.Errorf("%w: no retention change awaits confirmation", apierr.NotFound)
 
-// NewQueueOptions are a new queue's options: Queen's defaults with the
-// server's tier and quarantined defaults.
-func (e *Engine) NewQueueOptions() api.QueueOptions {
+// Defaults are a new queue's options: Queen's defaults with the server's
+// tier and quarantined defaults.
+func (s *Service) Defaults() api.QueueOptions {
 	o := api.DefaultQueueOptions()
-	o.RetentionTier, o.Quarantined = e.cfg.DefaultRetentionTier, e.cfg.DefaultQuarantined
+	o.RetentionTier, o.Quarantined = s.eng.QueueDefaults()
 	return o
 }
 
@@ -123,10 +123,10 @@ func requestTier(ctx context.Context, tx pgx.Tx, qid int64, queue, t string, now
 // data in the background (finished messages past the new window deleted,
 // pending ones held, the rest moved into the new tier). It answers the
 // change with what it will do, counted now.
-func (e *Engine) ConfirmTierChange(ctx context.Context, queue string) (*api.RetentionChange, error) {
-	now := e.clock.Now()
+func (s *Service) ConfirmTierChange(ctx context.Context, queue string) (*api.RetentionChange, error) {
+	now := s.clock.Now()
 	var c *api.RetentionChange
-	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var qid int64
 		if err := tx.QueryRow(ctx, `SELECT id FROM lethe.queues WHERE name = $1`, queue).Scan(&qid); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -152,8 +152,8 @@ func (e *Engine) ConfirmTierChange(ctx context.Context, queue string) (*api.Rete
 	if err != nil {
 		return nil, fmt.Errorf("confirm the retention change of %s: %w", queue, err)
 	}
-	e.catalog.forgetQueue(queue)
-	e.log.Info("retention tier change confirmed", "queue", queue, "from", c.From, "to", c.To,
+	s.eng.Forget(queue)
+	s.log.Info("retention tier change confirmed", "queue", queue, "from", c.From, "to", c.To,
 		"delete_messages", c.Delete.Messages, "move_messages", c.Move.Messages, "hold_messages", c.Hold.Messages)
 	return c, nil
 }

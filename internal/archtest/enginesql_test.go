@@ -1,0 +1,82 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// engineSQLAllowed are the files of internal/engine that still hold SQL on
+// lethe's tables in their own string literals, each with why; every other
+// statement of the engine sits behind a named function of internal/store
+// (or of the package that owns the table). docs/ARCHITECTURE.md ("The
+// engine's own SQL") says so. The list only shrinks.
+var engineSQLAllowed = map[string]string{
+	"ack.go":          "the ack path: an ack's answer when the group has no cursor, in the ack's transaction",
+	"claim_minted.go": "the pop path: the claim of a minted id, which finds its partition in the claim's statement",
+	"cursor.go":       "the hot path's cursor statements, built from one column list and queued in pipelined batches",
+	"pop.go":          "the pop path: the wildcard pop's queue walk, the partition scan, the cursor's first row and its last pop",
+	"streamack.go":    "the streams cycle's ack, in the cycle's transaction",
+	"transaction.go":  "a transaction's lease extension, its statement built per partition filter",
+}
+
+// lethe's tables and functions named in SQL text.
+var letheSQL = regexp.MustCompile(`\blethe\.[a-z_]+`)
+
+// No file of the engine but the allowed ones holds SQL text: a string
+// literal that names one of lethe's tables or functions.
+func TestEngineSQLIsInTheStore(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.Abs("../engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("found %d files in %s; expected the engine", len(files), dir)
+	}
+	var found []string
+	for _, path := range files {
+		name := filepath.Base(path)
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		ast.Inspect(f, func(node ast.Node) bool {
+			if lit, ok := node.(*ast.BasicLit); ok && lit.Kind == token.STRING && letheSQL.MatchString(lit.Value) {
+				n++
+			}
+			return true
+		})
+		if n == 0 {
+			continue
+		}
+		found = append(found, name)
+		if _, ok := engineSQLAllowed[name]; !ok {
+			t.Errorf("internal/engine/%s holds %d SQL statement(s) on lethe's tables: put each behind a named function of internal/store "+
+				"(or of the package that owns the table)", name, n)
+		}
+	}
+	for name := range engineSQLAllowed {
+		if !slices.Contains(found, name) {
+			t.Errorf("internal/engine/%s holds no SQL any more: take it off engineSQLAllowed", name)
+		}
+	}
+}
