@@ -61,10 +61,10 @@ func bucketMinutes(span time.Duration) int {
 // (both included), of one queue or of all when queue is empty: what the
 // seconds rules deleted (api's names of the retention loop's rules).
 // Buckets without deletions are left out.
-func (s *Reader) RetentionAnalytics(ctx context.Context, from, to time.Time, queue string) (*RetentionSeries, error) {
+func (r *Reader) RetentionAnalytics(ctx context.Context, from, to time.Time, queue string) (*RetentionSeries, error) {
 	out := &RetentionSeries{TimeRange: TimeRange{From: from, To: to}, BucketMinutes: bucketMinutes(to.Sub(from)),
 		Series: []SeriesBucket{}}
-	rows, err := s.pool.Query(ctx, `
+	rows, err := r.pool.Query(ctx, `
 		SELECT to_timestamp(floor(extract(epoch FROM h.executed_at) / $4) * $4) AS bucket,
 		       coalesce(sum(h.frames) FILTER (WHERE h.rule = $5), 0)::bigint,
 		       coalesce(sum(h.frames) FILTER (WHERE h.rule = $6), 0)::bigint,

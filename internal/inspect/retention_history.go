@@ -60,8 +60,8 @@ const historySQL = `
 
 // RetentionHistory returns the retention loop's audit rows, newest first
 // (GET /api/v1/retention/history).
-func (s *Reader) RetentionHistory(ctx context.Context, q HistoryQuery) ([]HistoryEntry, error) {
-	rows, err := s.pool.Query(ctx, historySQL, q.Queue, q.Rule, q.From, q.To, q.LostOnly, q.Limit)
+func (r *Reader) RetentionHistory(ctx context.Context, q HistoryQuery) ([]HistoryEntry, error) {
+	rows, err := r.pool.Query(ctx, historySQL, q.Queue, q.Rule, q.From, q.To, q.LostOnly, q.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("retention history: %w", err)
 	}

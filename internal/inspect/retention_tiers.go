@@ -15,19 +15,19 @@ import (
 // View is GET /api/v1/retention/tiers: every leaf with its tier, range,
 // size and drop time, the held area by month and queue, and the tier
 // changes awaiting confirmation or running, with progress.
-func (s *Reader) RetentionView(ctx context.Context) (*api.RetentionView, error) {
-	now := s.clock.Now()
+func (r *Reader) RetentionView(ctx context.Context) (*api.RetentionView, error) {
+	now := r.clock.Now()
 	v := &api.RetentionView{At: now, Partitions: []api.TierPartition{}, Held: []api.HeldMonth{}, Changes: []api.RetentionChange{}}
-	leaves, err := store.Leaves(ctx, s.pool)
+	leaves, err := store.Leaves(ctx, r.pool)
 	if err != nil {
 		return nil, fmt.Errorf("retention view: %w", err)
 	}
-	sizes, err := store.LeafSizes(ctx, s.pool)
+	sizes, err := store.LeafSizes(ctx, r.pool)
 	if err != nil {
 		return nil, fmt.Errorf("retention view: %w", err)
 	}
 	var sidecarWindow time.Duration
-	if err := s.pool.QueryRow(ctx, `SELECT lethe.sidecar_window()`).Scan(&sidecarWindow); err != nil {
+	if err := r.pool.QueryRow(ctx, `SELECT lethe.sidecar_window()`).Scan(&sidecarWindow); err != nil {
 		return nil, fmt.Errorf("retention view: %w", err)
 	}
 	for _, l := range leaves {
@@ -38,7 +38,7 @@ func (s *Reader) RetentionView(ctx context.Context) (*api.RetentionView, error) 
 		}
 		v.Partitions = append(v.Partitions, p)
 	}
-	held, err := store.HeldByMonth(ctx, s.pool)
+	held, err := store.HeldByMonth(ctx, r.pool)
 	if err != nil {
 		return nil, fmt.Errorf("retention view: %w", err)
 	}
@@ -46,7 +46,7 @@ func (s *Reader) RetentionView(ctx context.Context) (*api.RetentionView, error) 
 		v.Held = append(v.Held, api.HeldMonth{Month: h.Month, Queue: h.Queue, Messages: h.Messages, Bytes: h.Bytes,
 			Pending: h.Pending, Quarantined: h.Quarantined})
 	}
-	if v.Changes, err = s.TierChanges(ctx, ""); err != nil {
+	if v.Changes, err = r.TierChanges(ctx, ""); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -73,8 +73,8 @@ func dropsAt(l store.Leaf, sidecarWindow time.Duration) *time.Time {
 
 // TierChanges lists the tier changes awaiting confirmation or running, of
 // one queue or of all (the tier view, explain).
-func (s *Reader) TierChanges(ctx context.Context, queue string) ([]api.RetentionChange, error) {
-	rows, err := s.pool.Query(ctx, `
+func (r *Reader) TierChanges(ctx context.Context, queue string) ([]api.RetentionChange, error) {
+	rows, err := r.pool.Query(ctx, `
 		SELECT q.id, q.name, c.from_tier, c.to_tier, c.state, c.delete_messages, c.delete_bytes, c.move_messages,
 		       c.move_bytes, c.hold_messages, c.hold_bytes, c.deleted_messages, c.moved_messages, c.held_messages,
 		       coalesce(c.next_tier, ''), c.requested_at, c.confirmed_at, c.finished_at
@@ -103,7 +103,7 @@ func (s *Reader) TierChanges(ctx context.Context, queue string) ([]api.Retention
 		c := x.c
 		c.Left = c.Delete.Messages + c.Move.Messages + c.Hold.Messages
 		if c.State == "running" {
-			if c.Left, err = store.QueueLeft(ctx, s.pool, x.id, tier.Outside(c.To)); err != nil {
+			if c.Left, err = store.QueueLeft(ctx, r.pool, x.id, tier.Outside(c.To)); err != nil {
 				return nil, err
 			}
 		}

@@ -30,11 +30,6 @@ var legacyVersions = []int{1, 2, 3, 10, 11, 20, 21, 50, 51, 52, 53, 70, 71, 72, 
 // LegacyVersions lists the versions of the replaced chain.
 func LegacyVersions() []int { return slices.Clone(legacyVersions) }
 
-func isLegacy(v int) bool {
-	_, found := slices.BinarySearch(legacyVersions, v)
-	return found
-}
-
 // adoptLegacy records the baseline as applied on a database the complete
 // old chain migrated, and refuses one it migrated only part way, before
 // anything is written. It reports whether it adopted.
