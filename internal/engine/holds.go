@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // maxHoldReason bounds a hold's reason, in bytes (the table checks it too).

@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"time"
 
 	"github.com/google/uuid"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // Subscription modes, as stored. A pop's subscriptionMode "new" registers
