@@ -15,7 +15,6 @@ FROM golang:${GO_VERSION}-bookworm AS build
 WORKDIR /src
 # Modules first, so a source change does not download them again.
 COPY go.mod go.sum ./
-COPY api/go.mod api/
 COPY client/go.mod client/go.sum client/
 RUN GOWORK=off go mod download
 COPY . .

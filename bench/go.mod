@@ -7,7 +7,6 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/lethe-mq/lethe v0.0.0
-	github.com/lethe-mq/lethe/api v0.0.0
 	github.com/nats-io/nats.go v1.55.0
 	github.com/riverqueue/river v0.51.2
 	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.2
@@ -28,6 +27,7 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
+	github.com/lethe-mq/lethe/client v0.0.0
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
@@ -51,7 +51,5 @@ require (
 )
 
 replace github.com/lethe-mq/lethe => ../
-
-replace github.com/lethe-mq/lethe/api => ../api
 
 replace github.com/lethe-mq/lethe/client => ../client

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // maxErrorBody bounds how much of an error answer is read.

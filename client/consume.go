@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // Consume defaults.

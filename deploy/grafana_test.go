@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/clock"
 	"github.com/lethe-mq/lethe/internal/testserver"
 )

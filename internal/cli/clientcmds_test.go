@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/config"
 	"github.com/lethe-mq/lethe/internal/testserver"
 )

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // dlqAction is replay or delete: what differs between the two.

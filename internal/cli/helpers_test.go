@@ -1,16 +1,15 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/testkit"
 	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
@@ -25,22 +24,7 @@ func serveAt(t *testing.T, t0 time.Time) (*testserver.Server, *clock.Fake, strin
 
 // syncBuffer is a bytes.Buffer a running command may write while the test
 // reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testkit.SyncBuffer
 
 // run is the CLI in-process with its own context, stdin, stdout and
 // stderr: what lethe does, for commands that run on (--follow) or write to

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 func TestLag(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // storageTables is how many of the largest tables the storage lines name.

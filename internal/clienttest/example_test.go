@@ -8,8 +8,8 @@ import (
 	"log"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/client"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // Push a message, pop it, and acknowledge it.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/cli"
 )
 

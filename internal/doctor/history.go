@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // historyTables are the records of what retention did, aged out by the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // lossSoon is how close a group must be to losing unread messages for the

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/engine"
 )
 

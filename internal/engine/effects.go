@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // effects are what committed work tells the rest of the replica: metric

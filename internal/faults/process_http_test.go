@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // procRequestTimeout is the longest any request of the fault suite may take.

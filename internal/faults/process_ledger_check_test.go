@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // The process scenarios pass only if the ledger sees what they check for;

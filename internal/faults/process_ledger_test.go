@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // procPayload is what the producers push: who pushed it, its place in that

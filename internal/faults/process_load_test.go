@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // procRetryPause is how long a producer or consumer waits after a failed

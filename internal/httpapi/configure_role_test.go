@@ -3,7 +3,7 @@ package httpapi
 import (
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 func TestDeletingChanges(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // sameJSON decodes both encodings generically and compares them, so key

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // A pop tells a group what retention deleted before it consumed it, and

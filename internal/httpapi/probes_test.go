@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/config"
 	"github.com/lethe-mq/lethe/internal/schema"
 	"github.com/lethe-mq/lethe/internal/version"

@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/validate"
 )
 

@@ -11,9 +11,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/config"
 	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/testkit"
 )
 
 // A wrong method on a path lethe serves answers 405 with Allow; a path it
@@ -191,13 +192,4 @@ func TestLongPollsAreBounded(t *testing.T) {
 }
 
 // waitFor polls cond until it holds, for at most ten seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+var waitFor = testkit.Eventually

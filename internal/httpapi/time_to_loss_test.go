@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // A group's time to loss is when the sweep deletes its oldest unread

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // RetentionSeries is GET /api/v1/analytics/retention in Queen's shape:

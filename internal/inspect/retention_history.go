@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // HistoryEntry is one audit row, in the API's wire type: what one rule

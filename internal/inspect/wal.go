@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // walRefused is said instead of the WAL's size when the role may not

@@ -1,17 +1,15 @@
 package pushbuffer_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/config"
+	"github.com/lethe-mq/lethe/internal/testkit"
 	"github.com/lethe-mq/lethe/internal/testserver"
 )
 
@@ -28,38 +26,7 @@ func start(t *testing.T, dir, databaseURL string, more ...func(*config.Server)) 
 
 // do sends body (a string is sent as is, anything else as JSON) and returns
 // the status and the raw answer.
-func do(t *testing.T, method, url, token string, body any) (int, []byte) {
-	t.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, raw
-}
+var do = testkit.Do
 
 // call is do that expects wantStatus and decodes the answer into out.
 func call(t *testing.T, method, url string, body any, wantStatus int, out any) {
@@ -145,13 +112,4 @@ func gauge(t *testing.T, url, name string) float64 {
 }
 
 // eventually polls cond until it holds, for at most ten seconds.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+var eventually = testkit.Eventually

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // While push maintenance is on, only a plain push goes to the buffer:

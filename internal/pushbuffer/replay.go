@@ -10,7 +10,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/engine"
 )
 

@@ -1,6 +1,6 @@
 package pushdec
 
-import "github.com/lethe-mq/lethe/api"
+import "github.com/lethe-mq/lethe/client/api"
 
 // DecodeAckBatch parses an ack batch body, {"consumerGroup":...,
 // "acknowledgments":[{"transactionId":..., "partitionId":..., "leaseId":...,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 func TestDecodeAckBatchValues(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // pushBody builds a push body of n items whose payloads are objects of about

@@ -7,7 +7,7 @@
 // go while matching encoding/json's results exactly.
 package pushdec
 
-import "github.com/lethe-mq/lethe/api"
+import "github.com/lethe-mq/lethe/client/api"
 
 // Decode parses a push body, {"items":[{"queue":..., "partition":...,
 // "payload":..., "transactionId":..., "traceId":...}, ...]}, with the same

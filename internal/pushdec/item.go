@@ -1,6 +1,6 @@
 package pushdec
 
-import "github.com/lethe-mq/lethe/api"
+import "github.com/lethe-mq/lethe/client/api"
 
 // item decodes one element of the items array: an object, or null (which
 // leaves the element as it is, like encoding/json).

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // day is a day of the fake clock.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // doctorCheck runs the doctor and answers the check named id.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 func TestMaxWaitEvictsLeasedDataAndRecordsWhatEachGroupLost(t *testing.T) {

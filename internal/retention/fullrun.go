@@ -6,7 +6,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/store"
 )
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // The rules the history route and the CLI accept (api.HistoryRules) are

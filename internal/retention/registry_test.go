@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/store"
 	"github.com/lethe-mq/lethe/internal/streams"
 	"github.com/lethe-mq/lethe/internal/traces"

@@ -1,6 +1,6 @@
 package retention
 
-import "github.com/lethe-mq/lethe/api"
+import "github.com/lethe-mq/lethe/client/api"
 
 // RuleCompletedRetention names completedRetentionSeconds in the history,
 // the metrics and the API.

@@ -3,7 +3,7 @@ package retention
 import (
 	"context"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/tier"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // release_lease false (a gate's partial ack) commits the messages through

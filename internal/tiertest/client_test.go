@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lethe-mq/lethe/api"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // client is a minimal HTTP client of one replica.

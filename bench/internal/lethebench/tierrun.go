@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lethe-mq/lethe/api"
 	"github.com/lethe-mq/lethe/bench/internal/meter"
 	"github.com/lethe-mq/lethe/bench/internal/payload"
+	"github.com/lethe-mq/lethe/client/api"
 )
 
 // tierLoadRate is the push load (msg/s, batches of 10) measured idle and

@@ -1,3 +1,0 @@
-module github.com/lethe-mq/lethe/api
-
-go 1.22
