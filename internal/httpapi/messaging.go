@@ -242,7 +242,7 @@ func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if slices.ContainsFunc(req.Operations, func(op api.Operation) bool { return op.Type == "push" }) {
+	if slices.ContainsFunc(req.Operations, func(op api.Operation) bool { return op.Type == "push" && len(op.Items) > 0 }) {
 		if err := s.refuseWhilePushesBuffer("a transaction that pushes"); err != nil {
 			return err
 		}
