@@ -18,12 +18,9 @@ import (
 // (or of the package that owns the table). docs/ARCHITECTURE.md ("The
 // engine's own SQL") says so. The list only shrinks.
 var engineSQLAllowed = map[string]string{
-	"ack.go":          "the ack path: an ack's answer when the group has no cursor, in the ack's transaction",
-	"claim_minted.go": "the pop path: the claim of a minted id, which finds its partition in the claim's statement",
-	"cursor.go":       "the hot path's cursor statements, built from one column list and queued in pipelined batches",
-	"pop.go":          "the pop path: the wildcard pop's queue walk, the partition scan, the cursor's first row and its last pop",
-	"streamack.go":    "the streams cycle's ack, in the cycle's transaction",
-	"transaction.go":  "a transaction's lease extension, its statement built per partition filter",
+	"cursor.go":      "the hot path's cursor statements, built from one column list and queued in pipelined batches",
+	"pop.go":         "the pop path: the wildcard pop's queue walk, the partition scan, the cursor's first row and its last pop",
+	"transaction.go": "a transaction's lease extension, its statement built per partition filter",
 }
 
 // lethe's tables and functions named in SQL text.
