@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // The log's statements on queue and partition rows: the engine's catalog
@@ -140,4 +141,18 @@ func PartitionQueue(ctx context.Context, q Querier, pid uuid.UUID) (string, erro
 	err := q.QueryRow(ctx, `SELECT q.name FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
 		WHERE p.id = $1`, pid).Scan(&name)
 	return name, err
+}
+
+// QueuesOf lists the names of the queues of a namespace and/or task (""
+// matches any) in the order a wildcard pop tries them: higher priority
+// first, then by name; at most 1000.
+func QueuesOf(ctx context.Context, q Querier, namespace, task string) ([]string, error) {
+	rows, err := q.Query(ctx, `
+		SELECT name FROM lethe.queues
+		 WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR task = $2)
+		 ORDER BY coalesce((options->>'priority')::int, 0) DESC, name LIMIT 1000`, namespace, task)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
