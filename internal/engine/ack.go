@@ -205,8 +205,8 @@ func ackOutsideLease(ctx context.Context, tx pgx.Tx, row *cursorRow, req api.Ack
 // answerNoCursor answers acks for a group without a cursor on pid, saying
 // whether the partition itself is unknown.
 func answerNoCursor(ctx context.Context, tx pgx.Tx, pid uuid.UUID, group string, items []ackItem, results []api.AckResult) error {
-	var exists bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.partitions WHERE id = $1)`, pid).Scan(&exists); err != nil {
+	exists, err := store.PartitionExists(ctx, tx, pid)
+	if err != nil {
 		return fmt.Errorf("ack: look up partition %s: %w", pid, err)
 	}
 	for _, it := range items {

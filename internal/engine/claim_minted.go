@@ -42,9 +42,8 @@ func (e *Engine) claimMinted(ctx context.Context, prep []prepared) error {
 		k := partKey{p.item.Queue, p.item.Partition}
 		h, ok := heads[k]
 		if !ok {
-			err := e.pool.QueryRow(ctx, `
-				SELECT p.id, p.next_offset FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
-				 WHERE q.name = $1 AND p.name = $2`, k.queue, k.partition).Scan(&h.pid, &h.next)
+			var err error
+			h.pid, h.next, err = store.PartitionHead(ctx, e.pool, k.queue, k.partition)
 			switch {
 			case err == nil:
 				h.exists = true

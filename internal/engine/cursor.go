@@ -23,16 +23,8 @@ type cursorRow struct {
 	leaseID *uuid.UUID // scan target of the nullable lease_id
 }
 
-// cursorColumnsTmpl lists a cursor's columns; %[1]s is a table alias
-// prefix ("" or "c.").
-const cursorColumnsTmpl = `%[1]spartition_id, %[1]sgroup_name, %[1]scommitted, %[1]slease_id,
-	coalesce(%[1]slease_until, 'epoch'), coalesce(%[1]slease_offsets, '{}'), coalesce(%[1]slease_hashes, '{}'),
-	coalesce(%[1]slease_done, '{}'), coalesce(%[1]slease_fail, '{}'), coalesce(%[1]slease_error, ''),
-	%[1]sretry_offset, %[1]sretry_count, %[1]sretry_after, coalesce(%[1]sacked_ahead, '{}')`
-
-func cursorColumns(alias string) string { return fmt.Sprintf(cursorColumnsTmpl, alias) }
-
-// fields lists where a row of cursorColumns scans to, in order; callers
+// fields lists where a cursor's columns, as store.LockFreeCursor and
+// store.LockCursorForAck answer them first, scan to, in order; callers
 // append the extra columns they select. Call loaded after the scan.
 func (c *cursorRow) fields(extra ...any) []any {
 	l := &c.Lease
@@ -69,14 +61,11 @@ func (c *cursorRow) save(ctx context.Context, tx pgx.Tx, now time.Time, popped b
 	}
 	// Deferred: in a consumer transaction it goes with the next statement
 	// or with COMMIT, in that round trip.
-	return deferExec(ctx, tx, fmt.Sprintf("save cursor %s/%s", c.pid, c.group), `
-		UPDATE lethe.cursors SET committed = $3, lease_id = $4, lease_from = $5, lease_to = $6,
-		       lease_until = $7, lease_offsets = $8, lease_hashes = $9, lease_done = $10, lease_fail = $11,
-		       lease_error = $12, retry_offset = $13, retry_count = $14, updated_at = $15, retry_after = $16,
-		       acked_ahead = $17, last_pop_at = CASE WHEN $18 THEN $15 ELSE last_pop_at END
-		 WHERE partition_id = $1 AND group_name = $2`,
-		c.pid, c.group, c.Committed, id, from, to, until, offsets, hashes, done, fail, nullIfEmpty(l.Error),
-		c.RetryOffset, c.RetryCount, now, c.RetryAfter, nilIfEmpty(c.AckedAhead), popped)
+	sql, args := store.SaveCursorStmt(store.CursorWrite{PartitionID: c.pid, Group: c.group, Committed: c.Committed,
+		LeaseID: id, LeaseFrom: from, LeaseTo: to, LeaseUntil: until, Offsets: offsets, Hashes: hashes, Done: done, Failed: fail,
+		Error: l.Error, RetryOffset: c.RetryOffset, RetryCount: c.RetryCount, RetryAfter: c.RetryAfter, AckedAhead: c.AckedAhead,
+		Now: now, Popped: popped})
+	return deferExec(ctx, tx, fmt.Sprintf("save cursor %s/%s", c.pid, c.group), sql, args...)
 }
 
 // saveIf saves the cursor, counting it as popped, only when something
@@ -137,7 +126,7 @@ func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group stri
 	}
 	ps := partState{read: prefetch{maxBytes: maxBytes}}
 	c := &cursorRow{}
-	rows, err := tx.Query(ctx, lockFirstFreeSQL, pids, group, now, batch, store.ReadBytesBound(maxBytes))
+	rows, err := store.LockFreeCursor(ctx, tx, pids, group, now, batch, maxBytes)
 	if err != nil {
 		return nil, ps, fmt.Errorf("lock a cursor of group %s: %w", group, err)
 	}
@@ -175,26 +164,6 @@ func lockFirstFree(ctx context.Context, tx pgx.Tx, cands []candidate, group stri
 	return c, ps, c.loaded()
 }
 
-// lockFirstFreeSQL answers a row for each segment read (one with NULL
-// segment columns when none was), each with the cursor's columns; rows,
-// not arrays: aggregating the frames cost PostgreSQL more than the round
-// trip it saved. Without an ORDER BY, which sorted the frames too; the
-// decoder orders the segments.
-var lockFirstFreeSQL = `SELECT ` + cursorColumns("x.") + `, x.next_offset, x.low_watermark, x.last_push_at, x.last_pop_at,
-	       x.next_offset > greatest(x.committed + 1, x.low_watermark), x.committed + 1, l.n,
-	       s.base_offset, s.last_offset, s.last_at, s.frames
-	  FROM (SELECT c.*, p.next_offset, p.low_watermark, p.last_push_at
-	          FROM lethe.cursors c JOIN lethe.partitions p ON p.id = c.partition_id
-	         WHERE c.partition_id = ANY ($1) AND c.group_name = $2
-	           AND (c.lease_id IS NULL OR c.lease_until <= $3)
-	         ORDER BY array_position($1, c.partition_id)
-	         LIMIT 1
-	           FOR UPDATE OF c SKIP LOCKED) x
-	 CROSS JOIN LATERAL (SELECT $4::int + coalesce(cardinality(x.acked_ahead), 0) AS n) l
-	  LEFT JOIN LATERAL (
-	       SELECT r.* FROM lethe.read_segments(x.partition_id, x.committed + 1, l.n, $5) r
-	        WHERE x.next_offset > greatest(x.committed + 1, x.low_watermark)) s ON true`
-
 // ackTarget is what an ack needs besides the cursor: names for the answer,
 // the queue's delivery policy, and what tells whether a released lease
 // leaves work: the partition's next offset, and its push mark
@@ -215,12 +184,7 @@ func (e *Engine) lockCursorForAck(ctx context.Context, tx pgx.Tx, pid uuid.UUID,
 	t := ackTarget{pid: pid, pushMark: e.notifier.pushMark(pid)} // the mark before next_offset
 	var retryDelayMs int
 	c := &cursorRow{}
-	err := tx.QueryRow(ctx, `SELECT `+cursorColumns("c.")+`, q.id, q.name, p.name, q.retry_limit, q.retry_delay_ms, p.next_offset
-		  FROM lethe.cursors c
-		  JOIN lethe.partitions p ON p.id = c.partition_id
-		  JOIN lethe.queues q ON q.id = p.queue_id
-		 WHERE c.partition_id = $1 AND c.group_name = $2
-		   FOR UPDATE OF c`, pid, group).
+	err := store.LockCursorForAck(ctx, tx, pid, group).
 		Scan(c.fields(&t.queueID, &t.queue, &t.partition, &t.policy.RetryLimit, &retryDelayMs, &t.next)...)
 	t.policy.RetryDelay = time.Duration(retryDelayMs) * time.Millisecond
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -238,18 +202,4 @@ func (e *Engine) lockCursorForAck(ctx context.Context, tx pgx.Tx, pid uuid.UUID,
 // landed during the ack.
 func (t ackTarget) release(fx *effects, group string, committed int64) {
 	fx.released(t.queue, group, wakeHint{queueID: t.queueID, pid: t.pid, partition: t.partition}, t.next > committed+1, t.pushMark)
-}
-
-func nullIfEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func nilIfEmpty(s []int64) []int64 {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
 }

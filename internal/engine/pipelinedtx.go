@@ -38,7 +38,7 @@ type deferred struct {
 // beginQueries open a consumer transaction; they travel in the pipeline
 // of its first statement. Its statements take generic plans: a pop's
 // cursor lock reads the partition through an inlined function
-// (lockFirstFreeSQL), and PostgreSQL, which plans a statement with an
+// (store.LockFreeCursor), and PostgreSQL, which plans a statement with an
 // array parameter anew on each call when the custom plan looks cheaper,
 // parsed and planned that read on every claim (a fifth of pop+ack over
 // 10,000 partitions lost to it). Every statement of these transactions

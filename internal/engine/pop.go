@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/store"
@@ -177,14 +175,11 @@ func (e *Engine) popQueues(ctx context.Context, req PopRequest, queues []string,
 // queuesOf lists the queues of a namespace and/or task in the order a pop
 // tries them: higher priority first, then by name.
 func (e *Engine) queuesOf(ctx context.Context, namespace, task string) ([]string, error) {
-	rows, err := e.pool.Query(ctx, `
-		SELECT name FROM lethe.queues
-		 WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR task = $2)
-		 ORDER BY coalesce((options->>'priority')::int, 0) DESC, name LIMIT 1000`, namespace, task)
+	names, err := store.QueuesOf(ctx, e.pool, namespace, task)
 	if err != nil {
 		return nil, fmt.Errorf("list queues of namespace %q task %q: %w", namespace, task, err)
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return names, nil
 }
 
 type candidate struct {
@@ -354,9 +349,7 @@ func addClaimed(resp *api.PopResponse, q *Queue, c candidate, group string, got 
 // candidates of the next pops try the others first rather than failing on
 // it every time. Best effort: it touches only last_pop_at.
 func (e *Engine) rotateFailed(ctx context.Context, pid uuid.UUID, group string, now time.Time) {
-	_, err := e.pool.Exec(ctx, `UPDATE lethe.cursors SET last_pop_at = $3 WHERE partition_id = $1 AND group_name = $2`,
-		pid, group, now)
-	if err != nil {
+	if err := store.MarkPopped(ctx, e.pool, pid, group, now); err != nil {
 		e.log.Debug("could not rotate a failing partition", "partition", pid, "group", group, "error", err)
 	}
 }
@@ -400,32 +393,14 @@ func groupLabel(group string) string {
 // share the consumers fairly.
 func (e *Engine) candidates(ctx context.Context, q *Queue, group string, fromAt *time.Time, now time.Time, limit int,
 	tried []uuid.UUID) ([]candidate, error) {
-	rows, err := e.pool.Query(ctx, `
-		SELECT p.id, p.name, c.partition_id IS NOT NULL
-		  FROM lethe.partitions p
-		  LEFT JOIN lethe.cursors c ON c.partition_id = p.id AND c.group_name = $2
-		 WHERE p.queue_id = $1
-		   AND (p.next_offset > greatest(coalesce(c.committed + 1, 0), p.low_watermark)
-		        OR c.committed + 1 < p.low_watermark)
-		   AND (c.lease_id IS NULL OR c.lease_until <= $3)
-		   AND (c.retry_after IS NULL OR c.retry_after <= $3)
-		   AND ($4::timestamptz IS NULL OR c.partition_id IS NOT NULL OR p.last_push_at >= $4)
-		   AND ($5 = 0 OR p.last_push_at <= $3 - make_interval(secs => $5))
-		   -- With delayedProcessing, the next stored message must have been
-		   -- written before the visibility cutoff.
-		   AND ($7 = 0 OR coalesce(lethe.store_time_at(p.id, coalesce(c.committed + 1, 0)), '-infinity')
-		                    <= $3 - make_interval(secs => $7))
-		   AND p.id <> ALL ($8::uuid[])
-		 ORDER BY c.last_pop_at NULLS FIRST
-		 LIMIT $6`, q.ID, group, now, fromAt, q.WindowBuffer, limit, q.DelayedProcessing, tried)
+	cands, err := store.WorkCandidates(ctx, e.pool, q.ID, group, now, fromAt, q.WindowBuffer, limit, q.DelayedProcessing, tried,
+		func(pid uuid.UUID, name string, hasCursor bool) candidate {
+			return candidate{pid: pid, name: name, hasCursor: hasCursor}
+		})
 	if err != nil {
 		return nil, fmt.Errorf("find partitions of %s with work: %w", q.Name, err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
-		var c candidate
-		err := r.Scan(&c.pid, &c.name, &c.hasCursor)
-		return c, err
-	})
+	return cands, nil
 }
 
 // ensureCursor creates the group's cursor on pid where its subscription
@@ -438,9 +413,8 @@ func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, 
 	// lookup: one round trip.
 	start := int64(-1)
 	if fromAt != nil {
-		var exists bool
-		if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.cursors WHERE partition_id = $1 AND group_name = $2)`,
-			pid, group).Scan(&exists); err != nil {
+		exists, err := store.CursorExists(ctx, e.pool, pid, group)
+		if err != nil {
 			return false, fmt.Errorf("look up cursor: %w", err)
 		}
 		if exists {
@@ -455,15 +429,8 @@ func (e *Engine) ensureCursor(ctx context.Context, pid uuid.UUID, group string, 
 		}
 		start = off - 1
 	}
-	// A partition already gone gives NULL, then -1: the insert fails on the
-	// foreign key, as it should.
-	_, err := e.pool.Exec(ctx, `
-		INSERT INTO lethe.cursors (partition_id, group_name, committed, updated_at)
-		VALUES ($1, $2, greatest($3::bigint,
-		                         coalesce((SELECT p.low_watermark - 1 FROM lethe.partitions p WHERE p.id = $1), -1)), $4)
-		ON CONFLICT DO NOTHING`, pid, group, start, e.clock.Now())
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+	err := store.CreateCursor(ctx, e.pool, pid, group, start, e.clock.Now())
+	if errors.Is(err, store.ErrPartitionGone) {
 		return false, nil
 	}
 	if err != nil {

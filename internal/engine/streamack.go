@@ -106,9 +106,7 @@ func notLeased(row *cursorRow, a *api.StreamAck) string {
 // sourceQueue names the queue of partition pid in out, nil when there is
 // no such partition.
 func sourceQueue(ctx context.Context, tx pgx.Tx, pid uuid.UUID, out *StreamCycleResult) error {
-	var name string
-	err := tx.QueryRow(ctx, `SELECT q.name FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
-		WHERE p.id = $1`, pid).Scan(&name)
+	name, err := store.PartitionQueue(ctx, tx, pid)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}

@@ -299,9 +299,9 @@ func (e *Engine) ExtendLease(ctx context.Context, leaseID string, seconds int) (
 	now := e.clock.Now()
 	var until *time.Time
 	if qid, ok := leaseQueue(id); ok {
-		err = e.pool.QueryRow(ctx, extendLeaseSQL("p.queue_id = $4"), id, now, seconds, qid).Scan(&until)
+		until, err = store.ExtendQueueLease(ctx, e.pool, id, now, seconds, qid)
 	} else {
-		err = e.pool.QueryRow(ctx, extendLeaseSQL("true"), id, now, seconds).Scan(&until)
+		until, err = store.ExtendLease(ctx, e.pool, id, now, seconds)
 	}
 	if err != nil {
 		return time.Time{}, fmt.Errorf("extend lease %s: %w", leaseID, err)
@@ -310,18 +310,4 @@ func (e *Engine) ExtendLease(ctx context.Context, leaseID string, seconds int) (
 		return time.Time{}, notFoundf("lease %s is not held (acked, released, or taken over after expiring)", leaseID)
 	}
 	return *until, nil
-}
-
-// extendLeaseSQL extends every cursor holding lease $1 among the
-// partitions partitionFilter selects, answering the earliest new expiry.
-func extendLeaseSQL(partitionFilter string) string {
-	return `
-		WITH extended AS (
-			UPDATE lethe.cursors c
-			   SET lease_until = $2::timestamptz + make_interval(secs => CASE WHEN $3 > 0 THEN $3 ELSE q.lease_time END),
-			       updated_at = $2
-			  FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
-			 WHERE ` + partitionFilter + ` AND p.id = c.partition_id AND c.lease_id = $1
-			RETURNING c.lease_until)
-		SELECT min(lease_until) FROM extended`
 }

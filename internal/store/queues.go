@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // The log's statements on queue and partition rows: the engine's catalog
@@ -111,4 +112,47 @@ func QueueDepth(ctx context.Context, q Querier, qid int64, group string) (int64,
 		  LEFT JOIN lethe.cursors c ON c.partition_id = p.id AND c.group_name = $2
 		 WHERE p.queue_id = $1`, qid, group).Scan(&n)
 	return n, err
+}
+
+// PartitionExists says whether partition pid exists (an ack's answer when
+// the group has no cursor on it, in the ack's transaction).
+func PartitionExists(ctx context.Context, q Querier, pid uuid.UUID) (bool, error) {
+	var exists bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lethe.partitions WHERE id = $1)`, pid).Scan(&exists)
+	return exists, err
+}
+
+// PartitionHead answers the id and next offset of partition name of the
+// named queue, read from the database (a push's claim of an id lethe
+// minted); pgx.ErrNoRows when it does not exist.
+func PartitionHead(ctx context.Context, q Querier, queue, partition string) (pid uuid.UUID, next int64, err error) {
+	// The text is the statement's since it was the engine's, indentation
+	// included (pgx caches a prepared statement by its text).
+	err = q.QueryRow(ctx, `
+				SELECT p.id, p.next_offset FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+				 WHERE q.name = $1 AND p.name = $2`, queue, partition).Scan(&pid, &next)
+	return pid, next, err
+}
+
+// PartitionQueue answers the name of partition pid's queue; pgx.ErrNoRows
+// when there is no such partition.
+func PartitionQueue(ctx context.Context, q Querier, pid uuid.UUID) (string, error) {
+	var name string
+	err := q.QueryRow(ctx, `SELECT q.name FROM lethe.partitions p JOIN lethe.queues q ON q.id = p.queue_id
+		WHERE p.id = $1`, pid).Scan(&name)
+	return name, err
+}
+
+// QueuesOf lists the names of the queues of a namespace and/or task (""
+// matches any) in the order a wildcard pop tries them: higher priority
+// first, then by name; at most 1000.
+func QueuesOf(ctx context.Context, q Querier, namespace, task string) ([]string, error) {
+	rows, err := q.Query(ctx, `
+		SELECT name FROM lethe.queues
+		 WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR task = $2)
+		 ORDER BY coalesce((options->>'priority')::int, 0) DESC, name LIMIT 1000`, namespace, task)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
