@@ -110,10 +110,16 @@ func printQueueRetention(w io.Writer, q api.RetentionQueueStatus) {
 		q.Cutoffs.Hashes.Format(time.RFC3339))
 	fmt.Fprintf(w, "  footprint   %d partitions (%d empty), %d segments, %d messages, %s, %d hashes\n",
 		q.Partitions, q.EmptyPartitions, q.Segments, q.Messages, retentionBytes(q.Bytes), q.Hashes)
-	if q.OldestMessageAt != nil {
+	switch {
+	case q.OldestMessageAt != nil && len(q.Holds) > 0:
+		// Held, no rule has a window: how far past one the data is would
+		// read as 0 s for data of any age.
+		fmt.Fprintf(w, "  oldest      %s (%s old; kept by the hold, no rule's window applies)\n", q.OldestMessageAt.Format(time.RFC3339),
+			retentionAge(q.OldestAgeSeconds))
+	case q.OldestMessageAt != nil:
 		fmt.Fprintf(w, "  oldest      %s (%s old, %s past its window)\n", q.OldestMessageAt.Format(time.RFC3339),
 			retentionAge(q.OldestAgeSeconds), retentionAge(q.WindowLagSeconds))
-	} else {
+	default:
 		fmt.Fprintln(w, "  oldest      no messages stored")
 	}
 	p := q.NextCycle

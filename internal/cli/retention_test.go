@@ -87,6 +87,13 @@ func TestRetentionHoldCommands(t *testing.T) {
 	if res, err := srv.Retention.RunCycle(context.Background()); err != nil || res.MaxWait.Frames != 0 {
 		t.Fatalf("cycle under the hold: %+v, %v; want nothing evicted", res.MaxWait, err)
 	}
+	// Five minutes old against a 60 s window, kept by the hold: the status
+	// says so, not "0s past its window".
+	held := mustLethe(t, "", "retention", "status", "ticks", s)
+	wantContains(t, held, "5m0s old; kept by the hold, no rule's window applies")
+	if strings.Contains(held, "past its window") {
+		t.Errorf("retention status under a hold:\n%s\nwant no window lag (no rule has a window while held)", held)
+	}
 	wantContains(t, mustLethe(t, "", "retention", "release", "1", s), "hold 1 on ticks released")
 	wantContains(t, mustLethe(t, "", "retention", "holds", s), "no retention holds")
 	wantContains(t, mustLethe(t, "", "retention", "holds", "ticks", s, "--released"), "released")
