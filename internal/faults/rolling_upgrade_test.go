@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/pgtest"
+	"github.com/lethe-mq/lethe/internal/testkit"
 )
 
 // previousVersion is the commit the rolling-upgrade test runs beside the
@@ -70,34 +70,16 @@ func procBuildAt(t *testing.T, rev string) string {
 // rollCall sends body (nil: none) and decodes a 2xx answer into out.
 func rollCall(t *testing.T, method, url string, body any, out any) int {
 	t.Helper()
-	var r io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(raw)
+	status, raw := testkit.Do(t, method, url, "", body)
+	if status >= 300 {
+		t.Fatalf("%s %s: %d %s", method, url, status, raw)
 	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if res.StatusCode >= 300 && res.StatusCode != http.StatusNoContent {
-		t.Fatalf("%s %s: %d %s", method, url, res.StatusCode, raw)
-	}
-	if out != nil && res.StatusCode != http.StatusNoContent {
+	if out != nil && status != http.StatusNoContent {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s %s: decode %s: %v", method, url, raw, err)
 		}
 	}
-	return res.StatusCode
+	return status
 }
 
 // A rolling upgrade: a replica of the previous version migrates a new

@@ -16,11 +16,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lethe-mq/lethe/client/api"
 	"github.com/lethe-mq/lethe/internal/apierr"
 	"github.com/lethe-mq/lethe/internal/clock"
+	"github.com/lethe-mq/lethe/internal/store"
 	"github.com/lethe-mq/lethe/internal/validate"
 )
 
@@ -28,12 +28,8 @@ import (
 const MaxReason = 1024
 
 // DB is what holds runs its statements on: a pool, a connection or a
-// transaction.
-type DB interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+// transaction, as for the store.
+type DB = store.Querier
 
 // Service places, releases and lists holds.
 type Service struct {

@@ -35,9 +35,12 @@ type bodyGate struct {
 
 	mu   sync.Mutex
 	used int64
-	// freed is closed, and replaced, whenever bytes are released.
-	freed chan struct{}
-	inUse atomic.Int64
+	// waiting counts the requests waiting for room; freed is closed, and
+	// replaced, when bytes are released while any waits (a release with
+	// nobody waiting allocates nothing).
+	waiting int
+	freed   chan struct{}
+	inUse   atomic.Int64
 }
 
 // operatorShareDivisor: the operator's share is 1/operatorShareDivisor of
@@ -97,21 +100,34 @@ func (c *bodyCharge) take(n int64) error {
 			return nil
 		}
 		freed := g.freed
+		g.waiting++
 		g.mu.Unlock()
-		if c.giveUp.IsZero() {
-			c.giveUp = time.Now().Add(g.wait)
+		err := c.await(freed)
+		g.mu.Lock()
+		g.waiting--
+		g.mu.Unlock()
+		if err != nil {
+			return err
 		}
-		timer := time.NewTimer(time.Until(c.giveUp))
-		select {
-		case <-freed:
-			timer.Stop()
-		case <-timer.C:
-			return &apierr.Error{Kind: apierr.Unavailable, RetryAfter: bodyGateRetryAfter,
-				Msg: "this replica already holds its limit of request bodies in flight (LETHE_MAX_BODY_BYTES_IN_FLIGHT); retry, or send smaller requests"}
-		case <-c.ctx.Done():
-			timer.Stop()
-			return c.ctx.Err()
-		}
+	}
+}
+
+// await waits for freed, until c's wait for room runs out or its request
+// ends.
+func (c *bodyCharge) await(freed <-chan struct{}) error {
+	if c.giveUp.IsZero() {
+		c.giveUp = time.Now().Add(c.g.wait)
+	}
+	timer := time.NewTimer(time.Until(c.giveUp))
+	defer timer.Stop()
+	select {
+	case <-freed:
+		return nil
+	case <-timer.C:
+		return &apierr.Error{Kind: apierr.Unavailable, RetryAfter: bodyGateRetryAfter,
+			Msg: "this replica already holds its limit of request bodies in flight (LETHE_MAX_BODY_BYTES_IN_FLIGHT); retry, or send smaller requests"}
+	case <-c.ctx.Done():
+		return c.ctx.Err()
 	}
 }
 
@@ -123,8 +139,10 @@ func (c *bodyCharge) release() {
 	g := c.g
 	g.mu.Lock()
 	g.used -= c.held
-	close(g.freed)
-	g.freed = make(chan struct{})
+	if g.waiting > 0 {
+		close(g.freed)
+		g.freed = make(chan struct{})
+	}
 	g.mu.Unlock()
 	g.inUse.Add(-c.held)
 	c.held = 0
